@@ -1,0 +1,57 @@
+"""The `attest` command line: a thin typer layer that parses arguments and calls the library.
+
+Each command group lives in its own module exposing `register(app)`. Usage errors exit 3, not click's
+default 2, so that 2 always means what SPEC.md's exit-code table says.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+import click
+import typer
+
+from ..errors import AttestError
+
+app = typer.Typer(
+    name="attest",
+    help="Capture an agent's model traffic once, replay it offline, and gate pull requests on it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register_all() -> None:
+    from . import replay
+
+    for module in (replay,):
+        module.register(app)
+
+
+def run(command: typer.Typer | Callable, argv: Sequence[str] | None = None, prog: str = "attest") -> int:
+    """Run a typer app with the project's error contract: one line on stderr, documented exit code."""
+    group = typer.main.get_command(command) if isinstance(command, typer.Typer) else command
+    try:
+        result = group.main(args=list(argv) if argv is not None else None, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        print(f"{prog}: {exc.format_message()}{hint}", file=sys.stderr)
+        return 3
+    except click.Abort:
+        print(f"{prog}: aborted", file=sys.stderr)
+        return 3
+    except AttestError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    _register_all()
+    sys.exit(run(app, argv))

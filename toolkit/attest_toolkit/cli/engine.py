@@ -1,0 +1,7 @@
+"""`attest-engine`: the engine's own commands."""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    raise SystemExit(3)

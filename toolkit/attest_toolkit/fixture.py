@@ -1,0 +1,199 @@
+"""The fixture: format v1, validation, the credential scan, and atomic reads and writes.
+
+A fixture is a JSON document (see `schemas/fixture.schema.json`) written with sorted keys and two-space
+indentation, so a re-record is a readable diff, and addressed by the sha256 of its canonical content,
+so a reformat is not a change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from . import __version__
+from .errors import CredentialFound, FixtureError
+from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
+
+FORMAT = "attest-fixture"
+VERSION = 1
+SUFFIX = ".attest.json"
+DEFAULT_DIR = Path("tests/attest/fixtures")
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+
+Fixture = dict[str, Any]
+Interaction = dict[str, Any]
+
+
+def fixture_path(name: str, fixtures_dir: str | Path | None = None) -> Path:
+    """`tests/attest/fixtures/<name>.attest.json`, or the same file under `fixtures_dir`."""
+    return Path(fixtures_dir or DEFAULT_DIR) / f"{name}{SUFFIX}"
+
+
+def name_of(path: str | Path) -> str:
+    name = Path(path).name
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else Path(path).stem
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema("fixture.schema.json"))
+
+
+def canonical_digest(doc: Fixture) -> str:
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def new_source(command: list[str], *, expect_fail: bool = False, exit_code: int | None = None) -> dict:
+    return {
+        "command": list(command),
+        "flags": {"expect_fail": expect_fail},
+        "exit_code": exit_code,
+        "recorded_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "toolkit_version": __version__,
+    }
+
+
+def new_fixture(name: str, source: dict, model: list[Interaction], **channels: list) -> Fixture:
+    doc: Fixture = {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": name,
+        "source": source,
+        "channels": {"model": model, **channels},
+    }
+    doc["digest"] = canonical_digest(doc)
+    return doc
+
+
+def dumps(doc: Fixture) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --- the credential scan -------------------------------------------------------------------------
+
+
+def _pointer(parts: list[str | int]) -> str:
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
+    """(JSON pointer, kind) of the first credential in `doc`, or None. Never the value itself."""
+    stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if is_secret_key(key) and isinstance(value, str) and value and value != REDACTED:
+                    return _pointer([*where, key]), f'value of a "{key}" key'
+                stack.append((value, [*where, key]))
+        elif isinstance(node, list):
+            stack.extend((v, [*where, i]) for i, v in enumerate(node))
+        elif isinstance(node, str):
+            kind = secrets.find(node)
+            if kind:
+                return _pointer(where), kind
+    return None
+
+
+def scan(doc: Fixture, path: str | Path, secrets: Secrets, action: str) -> None:
+    hit = find_credential(doc, secrets)
+    if hit:
+        where, kind = hit
+        raise CredentialFound(f"credential found at {where} ({kind}); refusing to {action} it", path)
+
+
+# --- reading and writing -------------------------------------------------------------------------
+
+
+def parse_fixture(text: str, path: str | Path) -> Fixture:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FixtureError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise FixtureError(f'not an attest fixture (no "format": "{FORMAT}")', path)
+    version = doc.get("version")
+    if isinstance(version, int) and version > VERSION:
+        raise FixtureError(
+            f"fixture format version {version} is newer than this toolkit reads ({VERSION}); upgrade attest-toolkit",
+            path,
+        )
+    error = next(iter(sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))), None)
+    if error is not None:
+        where = _pointer(list(error.absolute_path)) if error.absolute_path else "the top level"
+        raise FixtureError(f"invalid at {where}: {error.message}", path)
+    return doc
+
+
+def read_fixture(path: str | Path, secrets: Secrets | None = None) -> Fixture:
+    """Read, validate and scan a fixture. Errors name the file and the problem on one line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FixtureError("no such fixture; record it with `attest capture`", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FixtureError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
+    doc = parse_fixture(text, path)
+    scan(doc, path, secrets if secrets is not None else environment_secrets(), "read")
+    return doc
+
+
+def write_fixture(path: str | Path, doc: Fixture, secrets: Secrets | None = None) -> Path:
+    """Scan, stamp the digest, and write atomically at mode 0600 (temp file, fsync, rename)."""
+    path = Path(path)
+    doc = {**doc, "digest": canonical_digest(doc)}
+    scan(doc, path, secrets if secrets is not None else environment_secrets(), "write")
+    _validate_before_write(doc, path)
+    atomic_write(path, dumps(doc))
+    return path
+
+
+def _validate_before_write(doc: Fixture, path: Path) -> None:
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
+    if error is not None:
+        raise FixtureError(f"refusing to write an invalid fixture: {error.message}", path)
+
+
+def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write `text` to `path` so that a reader sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        os.chmod(path, mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dirfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dirfd)
+        finally:
+            os.close(dirfd)
+
+
+def model_interactions(doc: Fixture) -> list[Interaction]:
+    return doc["channels"]["model"]
