@@ -125,7 +125,9 @@ def parse_fixture(text: str, path: str | Path) -> Fixture:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FixtureError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path) from None
+        raise FixtureError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path
+        ) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise FixtureError(f'not an attest fixture (no "format": "{FORMAT}")', path)
     version = doc.get("version")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-import click
 import typer
 
+from .. import __version__
 from ..errors import AttestError
 
 app = typer.Typer(
@@ -21,6 +21,21 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"attest-toolkit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Capture an agent's model traffic once, replay it offline, and gate pull requests on it."""
 
 
 def _register_all() -> None:
@@ -34,14 +49,17 @@ def run(command: typer.Typer | Callable, argv: Sequence[str] | None = None, prog
     """Run a typer app with the project's error contract: one line on stderr, documented exit code."""
     group = typer.main.get_command(command) if isinstance(command, typer.Typer) else command
     try:
-        result = group.main(args=list(argv) if argv is not None else None, prog_name=prog, standalone_mode=False)
-    except click.exceptions.Exit as exc:
+        result = group.main(
+            args=list(argv) if argv is not None else None, prog_name=prog, standalone_mode=False
+        )
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.UsageError as exc:
-        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+    except typer.TyperException as exc:  # click's exceptions, vendored by typer
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         print(f"{prog}: {exc.format_message()}{hint}", file=sys.stderr)
-        return 3
-    except click.Abort:
+        return 3 if exc.exit_code == 2 else exc.exit_code  # click's 2 is a usage error: ours is 3
+    except typer.Abort:
         print(f"{prog}: aborted", file=sys.stderr)
         return 3
     except AttestError as exc:

@@ -1,7 +1,66 @@
-"""`attest-engine`: the engine's own commands."""
+"""`attest-engine`: the engine commands the seed names.
+
+attest-engine replay --name N -- CMD    run CMD against the replay proxy; exit 1 on a miss or a failing command
+attest-engine replay --serve --name N   the helpers' protocol: {"env"} out, serve until "stop", {"summary"} out
+attest-engine serve                     many sessions over HTTP control calls (the pytest plugin's engine)
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import typer
+
+from .. import engine
+from . import run
+from .replay import COMMAND, FIXTURE, FIXTURES_DIR, MODE, NAME, NO_LIVE, resolve_fixtures, resolve_mode
+
+app = typer.Typer(
+    name="attest-engine", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+)
+
+
+@app.callback()
+def root() -> None:
+    """The attest replay engine."""
+
+
+@app.command("replay", context_settings={"allow_interspersed_args": False})
+def replay(
+    command: list[str] = COMMAND,
+    name: list[str] = NAME,
+    fixture: list[Path] = FIXTURE,
+    mode: str | None = MODE,
+    no_live: bool = NO_LIVE,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+    serve: bool = typer.Option(
+        False, "--serve", help="Serve for an SDK helper instead of running a command."
+    ),
+) -> int:
+    """Replay a fixture for a command, or serve it to a helper over stdin/stdout."""
+    fixtures = resolve_fixtures(name, fixture, fixtures_dir)
+    if serve:
+        summary = engine.serve(fixtures, resolve_mode(mode), no_live)
+        return 1 if summary["misses"] else 0
+    result = engine.run_command(command or [], fixtures, resolve_mode(mode), no_live)
+    engine.runner.report_misses(result.summary)
+    print(engine.line_of(result.summary))
+    if result.returncode is None:
+        return 3
+    return 1 if result.diverged or result.returncode != 0 else 0
+
+
+@app.command("serve")
+def serve() -> int:
+    """Serve many replay sessions, opened and closed over HTTP by a test runner; stop at end of input."""
+    engine.serve_control()
+    return 0
+
 
 def main() -> None:
-    raise SystemExit(3)
+    sys.exit(run(app, prog="attest-engine"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Shared test helpers: building fixtures from exchanges, running the CLIs as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from attest_toolkit import fixture as fx
+from attest_toolkit.normalize import Exchange, Templater
+from attest_toolkit.secrets import Secrets
+
+REPO = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents"
+REAL_CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))
+
+# Provider variables of the machine must never leak into a test's child process.
+_SCRUB = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "CI",
+    "ATTEST_REPLAY",
+    "ATTEST_EGRESS",
+    "ATTEST_STRICT",
+    "ATTEST_OPENAI_UPSTREAM",
+    "ATTEST_ANTHROPIC_UPSTREAM",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+)
+
+
+def chat_request(
+    content: str = "Say hello",
+    *,
+    system: str | None = "You are terse.",
+    model: str = "gpt-4o-mini",
+    **params: object,
+) -> dict:
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": content}
+    ]
+    return {"model": model, "messages": messages, **params}
+
+
+def chat_response(
+    text: str = "Hello!",
+    *,
+    model: str = "gpt-4o-mini-2024-07-18",
+    ident: str = "chatcmpl-Bx1AbC9dEf2GhI3jKl4MnO5pQr",
+    tool_calls: list | None = None,
+) -> dict:
+    message: dict = {"role": "assistant", "content": None if tool_calls else text, "refusal": None}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": ident,
+        "object": "chat.completion",
+        "created": 1764569740,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+
+
+def exchange(
+    request: dict, response: dict, *, path: str = "/v1/chat/completions", status: int = 200
+) -> Exchange:
+    return Exchange(
+        "POST",
+        path,
+        "",
+        json.dumps(request).encode(),
+        status,
+        [("content-type", "application/json")],
+        json.dumps(response).encode(),
+    )
+
+
+def sse_exchange(request: dict, events: list[str], *, path: str = "/v1/chat/completions") -> Exchange:
+    return Exchange(
+        "POST",
+        path,
+        "",
+        json.dumps(request).encode(),
+        200,
+        [("content-type", "text/event-stream; charset=utf-8")],
+        "".join(events).encode(),
+    )
+
+
+def write_fixture(directory: Path, name: str, exchanges: list[Exchange], provider: str = "openai") -> Path:
+    templater = Templater(Secrets.of([]))
+    interactions = [templater.record(e, provider) for e in exchanges]
+    doc = fx.new_fixture(name, fx.new_source(["python", "agent.py"]), interactions)
+    return fx.write_fixture(fx.fixture_path(name, directory), doc, Secrets.of([]))
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, program: str = "attest"
+) -> subprocess.CompletedProcess[str]:
+    module = "attest_toolkit.cli" if program == "attest" else "attest_toolkit.cli.engine"
+    code = f"import sys; from {module} import main; sys.argv[0] = {program!r}; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        env=env if env is not None else clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def calls_file(tmp_path: Path, calls: list[dict]) -> Path:
+    path = tmp_path / "calls.json"
+    path.write_text(json.dumps(calls), encoding="utf-8")
+    return path
+
+
+def agent_cmd(calls: Path) -> list[str]:
+    return [sys.executable, str(AGENTS / "calls.py"), str(calls)]
+
+
+@pytest.fixture
+def fixtures_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "fixtures"
+    path.mkdir()
+    return path

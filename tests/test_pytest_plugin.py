@@ -1,0 +1,235 @@
+"""The pytest helper in real pytest sessions (pytester, in a subprocess), with the official SDKs."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from attest_toolkit.fixture import load_schema
+from conftest import chat_request, chat_response, exchange, write_fixture
+from upstream import FakeUpstream, Reply
+
+KEY = "sk-test-" + "p" * 40
+
+AGENT = """
+import openai
+
+def ask(content):
+    client = openai.OpenAI(max_retries=0)  # built after the replay starts
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[
+        {"role": "system", "content": "You are terse."}, {"role": "user", "content": content}])
+    return reply.choices[0].message.content
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    for var in (
+        "CI",
+        "ATTEST_REPLAY",
+        "ATTEST_STRICT",
+        "ATTEST_EGRESS",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "ATTEST_OPENAI_UPSTREAM",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makepyfile(agent=AGENT)
+    write_fixture(
+        pytester.path / "tests" / "attest" / "fixtures",
+        "hello",
+        [exchange(chat_request("Say hello"), chat_response("Hello!"))],
+    )
+    return pytester
+
+
+def report_of(pytester: pytest.Pytester) -> dict:
+    report = json.loads((pytester.path / "report.json").read_text())
+    jsonschema.validate(report, load_schema("report-v2.schema.json"))
+    return report
+
+
+def test_a_replayed_test_passes_and_the_run_ends_with_the_summary_line(suite):
+    suite.makepyfile(
+        test_agent="""
+import agent
+
+def test_hello(attest_replay):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Hello!"
+"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict", "--attest-report=report.json")
+    result.assert_outcomes(passed=1)
+    assert (
+        result.outlines[-2] == "attest replay: 1 replayed · 0 live model calls · $0.00"
+        or "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+    )
+    row = report_of(suite)["tests"][0]
+    assert row["outcome"] == "passed"
+    assert row["replay"] == {
+        "fixtures": ["tests/attest/fixtures/hello.attest.json"],
+        "mode": "strict",
+        "replayed": 1,
+        "live": 0,
+        "live_cost_usd": 0.0,
+        "unpriced": 0,
+        "misses": 0,
+    }
+
+
+def test_a_strict_miss_fails_even_under_xfail_strict(suite):
+    suite.makepyfile(
+        test_agent="""
+import pytest, agent
+
+@pytest.mark.xfail(strict=True)
+def test_changed(attest_replay):
+    with attest_replay("hello"):
+        agent.ask("Say goodbye")
+"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict", "--attest-report=report.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*replay miss: messages changed (hash *→*); re-record with `attest capture --refresh hello`*"]
+    )
+    row = report_of(suite)["tests"][0]
+    assert row["outcome"] == "failed"
+    assert row["replay"]["misses"] == 1 and row["replay"]["miss"]["component"] == "messages"
+    assert row["replay"]["miss"]["location"]["file"] == "agent.py"
+
+
+def test_a_miss_fails_a_test_that_swallowed_the_error(suite):
+    suite.makepyfile(
+        test_agent="""
+import agent
+
+def test_swallow(attest_replay):
+    with attest_replay("hello"):
+        try:
+            agent.ask("Say goodbye")
+        except Exception:
+            pass
+"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*replay miss: messages changed*"])
+
+
+TEST_AUTO = """
+import agent
+
+def test_auto(attest_replay):
+    attest_replay("hello")
+    assert agent.ask("Say goodbye")
+"""
+
+
+def test_an_auto_miss_without_a_key_is_not_evaluated(suite):
+    suite.makepyfile(test_agent=TEST_AUTO)
+    result = suite.runpytest_subprocess("--attest-replay=auto", "--attest-report=report.json", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*not_evaluated: replay_miss: replay miss: messages changed*"])
+    row = report_of(suite)["tests"][0]
+    assert row["outcome"] == "not_evaluated" and row["reason"] == "replay_miss"
+
+
+def test_an_auto_miss_without_a_key_fails_under_attest_strict(suite, monkeypatch):
+    suite.makepyfile(test_agent=TEST_AUTO)
+    suite.runpytest_subprocess("--attest-replay=auto", "--attest-strict").assert_outcomes(failed=1)
+    monkeypatch.setenv("ATTEST_STRICT", "1")
+    suite.runpytest_subprocess("--attest-replay=auto").assert_outcomes(failed=1)
+
+
+def test_an_auto_miss_with_the_key_goes_live_and_is_counted(suite, monkeypatch):
+    suite.makepyfile(test_agent=TEST_AUTO)
+    with FakeUpstream([Reply(body=json.dumps(chat_response("live")).encode())]) as upstream:
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = suite.runpytest_subprocess("--attest-replay=auto", "--attest-report=report.json")
+    result.assert_outcomes(passed=1)
+    assert len(upstream.requests) == 1
+    assert report_of(suite)["summary"]["replay"]["live"] == 1
+    assert "attest replay: 0 replayed · 1 live model calls · $0.00" in result.outlines
+
+
+def test_the_default_mode_is_strict_when_ci_is_set(suite, monkeypatch):
+    suite.makepyfile(test_agent=TEST_AUTO)
+    monkeypatch.setenv("CI", "true")
+    suite.runpytest_subprocess().assert_outcomes(failed=1)
+    monkeypatch.setenv("ATTEST_REPLAY", "auto")
+    suite.runpytest_subprocess().assert_outcomes(skipped=1)
+
+
+def test_environment_is_restored_and_mode_off_starts_nothing(suite, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://example.invalid/v1")
+    suite.makepyfile(
+        test_agent="""
+import os
+
+def test_env(attest_replay):
+    with attest_replay("hello"):
+        assert os.environ["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")
+    assert os.environ["OPENAI_BASE_URL"] == "http://example.invalid/v1"
+    with attest_replay("hello", mode="off"):
+        assert os.environ["OPENAI_BASE_URL"] == "http://example.invalid/v1"
+"""
+    )
+    suite.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_only_one_replay_at_a_time(suite):
+    suite.makepyfile(
+        test_agent="""
+import pytest
+from attest_toolkit.errors import AttestError
+
+def test_two(attest_replay):
+    with attest_replay("hello"):
+        with pytest.raises(AttestError, match="only one replay runs at a time"):
+            attest_replay("hello")
+"""
+    )
+    suite.runpytest_subprocess("--attest-replay=strict").assert_outcomes(passed=1)
+
+
+def test_xdist_two_workers_merge_into_one_valid_report(suite):
+    tests = "\n".join(
+        f"""
+def test_hello_{i}(attest_replay):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Hello!"
+"""
+        for i in range(6)
+    )
+    suite.makepyfile(test_agent="import agent\n" + tests)
+    result = suite.runpytest_subprocess("-n", "2", "--attest-replay=strict", "--attest-report=report.json")
+    result.assert_outcomes(passed=6)
+    report = report_of(suite)
+    assert len(report["tests"]) == 6
+    assert report["summary"]["replay"]["replayed"] == 6
+
+
+def test_the_guard_fails_a_client_built_before_the_replay(suite, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    suite.makepyfile(
+        test_agent="""
+import openai
+
+def test_early_client(attest_replay):
+    client = openai.OpenAI(max_retries=0)  # built before the replay: it points at api.openai.com
+    with attest_replay("hello"):
+        client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Say hello"}])
+"""
+    )
+    result = suite.runpytest_subprocess(
+        "--attest-replay=auto", "--attest-egress=block", "--attest-report=report.json"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*attest egress guard: connection to api.openai.com*blocked*"])
+    assert report_of(suite)["summary"]["egress"]["mode"] == "guard"

@@ -1,0 +1,84 @@
+"""Miss messages, in the seed's exact wording.
+
+Each function turns one kind of divergence into the line the agent, the test and CI log show:
+`replay miss: system prompt changed (hash a1b2c3d→e4f5a6b); re-record with `attest capture --refresh N``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..normalize import COMPONENTS
+
+# How each component is named in a message ("system prompt changed", "messages changed", ...).
+LABELS = {
+    "system": "system prompt",
+    "messages": "messages",
+    "tools": "tools",
+    "params": "params",
+    "model": "model",
+}
+SHORT = 7
+
+
+@dataclass(frozen=True)
+class Miss:
+    message: str
+    component: str  # one of COMPONENTS, or "endpoint", "overflow", "duplicate"
+    fixture: str  # the fixture's name, for the re-record command
+
+
+def escape(text: str) -> str:
+    """Control characters escaped, so a miss line stays one line and cannot drive a terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def quoted(value: str | None) -> str:
+    return escape(json.dumps(value, ensure_ascii=False)) if value is not None else "none"
+
+
+def _line(what: str, fixture: str) -> str:
+    return f"replay miss: {what}; re-record with `attest capture --refresh {escape(fixture)}`"
+
+
+def changed(component: str, recorded: dict[str, str], live: dict[str, str], fixture: str) -> Miss:
+    before, after = recorded[component][:SHORT], live[component][:SHORT]
+    return Miss(_line(f"{LABELS[component]} changed (hash {before}→{after})", fixture), component, fixture)
+
+
+def model_changed(recorded_model: str | None, live_model: str | None, fixture: str) -> Miss:
+    return Miss(
+        _line(f"model changed ({quoted(recorded_model)}→{quoted(live_model)})", fixture), "model", fixture
+    )
+
+
+def endpoint_changed(recorded: str, live: str, fixture: str) -> Miss:
+    return Miss(_line(f"endpoint changed ({quoted(recorded)}→{quoted(live)})", fixture), "endpoint", fixture)
+
+
+def overflow(recorded_calls: int, fixture: str) -> Miss:
+    what = f"the agent made more model calls than the {recorded_calls} recorded"
+    return Miss(_line(what, fixture), "overflow", fixture)
+
+
+def duplicate(fixture: str) -> Miss:
+    return Miss(_line("the agent made an extra identical call", fixture), "duplicate", fixture)
+
+
+def first_difference(
+    recorded: dict[str, str],
+    live: dict[str, str],
+    recorded_model: str | None,
+    live_model: str | None,
+    fixture: str,
+) -> Miss:
+    """Name the first component that differs, in the seed's order: system, messages, tools, params, model."""
+    for component in COMPONENTS:
+        if recorded.get(component) == live.get(component):
+            continue
+        if component == "model":
+            return model_changed(recorded_model, live_model, fixture)
+        return changed(component, recorded, live, fixture)
+    # Same components, different key: only the endpoint (method or path) can differ.
+    return Miss(_line("request changed", fixture), "endpoint", fixture)

@@ -1,0 +1,123 @@
+"""Live forwarding: a miss in auto mode goes to the provider only with exactly the engine's own key.
+
+The response streams back to the agent as it arrives (never buffered), and the call is counted and
+priced. Capture uses the same forwarder, with a callback that receives the whole exchange.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+
+import aiohttp
+from aiohttp import web
+
+from ..normalize import Exchange, split_sse
+from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
+
+UPSTREAMS = {
+    "openai": ("ATTEST_OPENAI_UPSTREAM", "https://api.openai.com"),
+    "anthropic": ("ATTEST_ANTHROPIC_UPSTREAM", "https://api.anthropic.com"),
+}
+KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
+_DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
+
+OnExchange = Callable[[Exchange], Awaitable[None] | None]
+
+
+def upstream_for(provider: str, env: Mapping[str, str]) -> str:
+    var, default = UPSTREAMS[provider]
+    return (env.get(var) or default).rstrip("/")
+
+
+def usage_of(body: bytes, content_type: str) -> Usage | None:
+    try:
+        if "event-stream" in content_type:
+            events = []
+            for event in split_sse(body.decode("utf-8", "replace")):
+                for line in event.splitlines():
+                    if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                        events.append(json.loads(line[5:]))
+            return usage_of_sse(events)
+        return usage_of_json(json.loads(body))
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+class LiveForwarder:
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        env = dict(os.environ if env is None else env)
+        self.keys = {p: env.get(var) or None for p, var in KEY_VARS.items()}
+        self.upstreams = {p: upstream_for(p, env) for p in UPSTREAMS}
+        self._client: aiohttp.ClientSession | None = None
+
+    def authorized(self, provider: str, headers: Mapping[str, str]) -> bool:
+        """True only when the request carries exactly this engine's own key for that provider."""
+        key = self.keys.get(provider)
+        if not key:
+            return False
+        offered = headers.get("x-api-key") if provider == "anthropic" else None
+        if offered is None:
+            auth = headers.get("authorization", "")
+            offered = auth[7:] if auth[:7].lower() == "bearer " else None
+        return offered is not None and hmac.compare_digest(offered.encode(), key.encode())
+
+    async def client(self) -> aiohttp.ClientSession:
+        if self._client is None or self._client.closed:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=600)
+            self._client = aiohttp.ClientSession(timeout=timeout, trust_env=True, auto_decompress=True)
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+    async def forward(
+        self,
+        request: web.Request,
+        provider: str,
+        path: str,
+        raw: bytes,
+        on_exchange: OnExchange | None = None,
+    ) -> tuple[web.StreamResponse, bytes]:
+        """Send the request upstream and stream the answer back; returns the response and its body."""
+        url = self.upstreams[provider] + path
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        client = await self.client()
+        async with client.request(
+            request.method, url, params=request.query_string or None, data=raw or None, headers=headers
+        ) as upstream:
+            response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+            for k, v in upstream.headers.items():
+                if k.lower() not in _DROP_RESPONSE:
+                    response.headers.add(k, v)
+            await response.prepare(request)
+            chunks: list[bytes] = []
+            async for chunk in upstream.content.iter_any():
+                chunks.append(chunk)
+                await response.write(chunk)
+            await response.write_eof()
+        body = b"".join(chunks)
+        if on_exchange is not None:
+            exchange = Exchange(
+                method=request.method,
+                path=path,
+                query=request.query_string,
+                request_body=raw,
+                status=upstream.status,
+                response_headers=[
+                    (k, v) for k, v in upstream.headers.items() if k.lower() not in _DROP_RESPONSE
+                ],
+                response_body=body,
+            )
+            result = on_exchange(exchange)
+            if result is not None:
+                await result
+        return response, body
+
+    @staticmethod
+    def price(model: str | None, body: bytes, content_type: str) -> float | None:
+        return cost_usd(model, usage_of(body, content_type))

@@ -1,0 +1,73 @@
+"""Prices live calls from the built-in table (`data/prices.json`, with its date and sources)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
+# Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
+_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@cache
+def table() -> dict[str, Any]:
+    return json.loads(TABLE.read_text(encoding="utf-8"))
+
+
+def price_of(model: str | None) -> dict[str, float] | None:
+    if not model:
+        return None
+    models = table()["models"]
+    name = model.lower().split("/")[-1]
+    return models.get(name) or models.get(_SUFFIX.sub("", name))
+
+
+def cost_usd(model: str | None, usage: Usage | None) -> float | None:
+    """The cost of one call, or None when the model is not in the table or usage is unknown."""
+    price = price_of(model)
+    if price is None or usage is None:
+        return None
+    return (usage.input_tokens * price["input"] + usage.output_tokens * price["output"]) / 1_000_000
+
+
+def _usage_from(obj: dict) -> Usage | None:
+    usage = obj.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0
+    completion = usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0
+    cached = sum(usage.get(k, 0) or 0 for k in ("cache_creation_input_tokens", "cache_read_input_tokens"))
+    return Usage(int(prompt) + int(cached), int(completion))
+
+
+def usage_of_json(body: Any) -> Usage | None:
+    return _usage_from(body) if isinstance(body, dict) else None
+
+
+def usage_of_sse(events: list[dict]) -> Usage | None:
+    """Usage from a stream: OpenAI's final usage chunk, Responses' response.completed, Anthropic's
+    message_start (input) plus message_delta (output)."""
+    found: Usage | None = None
+    for event in events:
+        for candidate in (event, event.get("response"), event.get("message")):
+            if not isinstance(candidate, dict):
+                continue
+            usage = _usage_from(candidate)
+            if usage is None:
+                continue
+            found = Usage(
+                max(usage.input_tokens, found.input_tokens if found else 0),
+                max(usage.output_tokens, found.output_tokens if found else 0),
+            )
+    return found

@@ -1,0 +1,95 @@
+"""Running things against the engine: a command under replay, the `--serve` protocol, control mode."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import UsageError
+from ..summary import summary_line
+from .server import Engine, dumps_line
+from .session import Mode
+
+STOP_LINES = frozenset({"stop", "quit", "exit"})
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    returncode: int | None  # the command's exit code; None when it could not start
+    summary: dict[str, Any]
+
+    @property
+    def diverged(self) -> bool:
+        return self.summary["misses"] > 0
+
+
+def line_of(summary: Mapping[str, Any]) -> str:
+    return "attest replay: " + summary_line(
+        summary["replayed"], summary["live"], summary["live_cost_usd"], summary["unpriced"]
+    )
+
+
+def run_command(
+    argv: Sequence[str],
+    fixtures: Sequence[str | Path],
+    mode: Mode,
+    no_live: bool,
+    env: Mapping[str, str] | None = None,
+) -> ReplayRun:
+    """Run `argv` with the provider base URLs pointed at a replay session; return its exit and summary."""
+    if not argv:
+        raise UsageError("no command given; put it after `--`")
+    base_env = dict(os.environ if env is None else env)
+    with Engine(base_env) as engine:
+        sid, session_env = engine.open_session(list(fixtures), mode, no_live)
+        try:
+            proc = subprocess.run(list(argv), env={**base_env, **session_env}, check=False)
+            returncode: int | None = proc.returncode
+        except OSError as exc:
+            print(f"attest replay: cannot run {argv[0]!r}: {exc.strerror}", file=sys.stderr)
+            returncode = None
+        summary = engine.close_session(sid)
+    return ReplayRun(returncode, summary)
+
+
+def report_misses(summary: Mapping[str, Any], out: IO[str] = sys.stderr) -> None:
+    for miss in summary["miss_list"]:
+        out.write(miss["message"] + "\n")
+
+
+def serve(
+    fixtures: Sequence[str | Path],
+    mode: Mode,
+    no_live: bool,
+    stdin: IO[str] = sys.stdin,
+    stdout: IO[str] = sys.stdout,
+) -> dict[str, Any]:
+    """The seed's `--serve` protocol: print {"env": ...}, serve until a stop line or end of input,
+    then print {"summary": ...}."""
+    with Engine() as engine:
+        sid, env = engine.open_session(list(fixtures), mode, no_live)
+        stdout.write(dumps_line({"env": env}) + "\n")
+        stdout.flush()
+        for line in stdin:
+            if line.strip().lower() in STOP_LINES:
+                break
+        summary = engine.close_session(sid)
+    stdout.write(dumps_line({"summary": summary}) + "\n")
+    stdout.flush()
+    return summary
+
+
+def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> None:
+    """Many sessions over HTTP control calls (the pytest plugin's engine): print {"ready": ...} and
+    serve until end of input, so the engine dies with the process that started it."""
+    with Engine() as engine:
+        stdout.write(dumps_line({"ready": {"url": engine.base_url, "token": engine.app.token}}) + "\n")
+        stdout.flush()
+        for line in stdin:
+            if line.strip().lower() in STOP_LINES:
+                break

@@ -1,0 +1,257 @@
+"""The replay proxy: an aiohttp server on loopback serving many sessions, one per test.
+
+Each session is reached under its own URL prefix (`/r/<id>/openai/v1`, `/r/<id>/anthropic`,
+`/r/<id>/otlp`), so one engine serves a whole test session and a test costs two control calls, not a
+process start. The engine runs its event loop in a thread of its own; `Engine` is the thread-safe face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets as pysecrets
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..errors import AttestError
+from ..normalize import parse_body, request_key
+from ..secrets import Secrets, environment_secrets
+from .diagnose import Miss
+from .live import KEY_VARS, LiveForwarder
+from .session import MODES, Mode, Session
+from .store import FixtureStore, Recording
+
+# The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
+# placeholder that can never match the engine's own key and so is never forwarded.
+PLACEHOLDER_KEY = "attest-replay-no-key"
+CONTROL_HEADER = "x-attest-token"
+
+
+def miss_response(provider: str, message: str) -> web.Response:
+    """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
+    if provider == "anthropic":
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+        }
+    else:
+        body = {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "attest_replay_miss",
+            }
+        }
+    return web.json_response(body, status=400, headers={"x-should-retry": "false"})
+
+
+async def serve_recording(request: web.Request, rec: Recording) -> web.StreamResponse:
+    if rec.events is None:
+        return web.Response(status=rec.status, body=rec.body, headers=rec.headers)
+    response = web.StreamResponse(status=rec.status, headers=rec.headers)
+    await response.prepare(request)
+    for event in rec.events:  # one write per recorded event: no re-chunking, no buffering
+        await response.write(event)
+    await response.write_eof()
+    return response
+
+
+class ReplayApp:
+    """The request handlers and the session table (touched only from the engine's loop thread)."""
+
+    def __init__(self, secrets: Secrets, env: Mapping[str, str]) -> None:
+        self.secrets = secrets
+        self.store = FixtureStore(secrets)
+        self.live = LiveForwarder(env)
+        self.sessions: dict[str, Session] = {}
+        self.token = pysecrets.token_hex(16)
+        self.base_url = ""
+        self._load_lock = threading.Lock()
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
+        app.router.add_post("/_attest/sessions", self.control_open)
+        app.router.add_delete("/_attest/sessions/{sid}", self.control_close)
+        app.router.add_get("/_attest/health", self.health)
+        app.on_cleanup.append(lambda _app: self.live.close())
+        return app
+
+    # --- sessions ----------------------------------------------------------------------------------
+
+    def open(self, fixtures: list[str | Path], mode: Mode, no_live: bool) -> tuple[str, dict[str, str]]:
+        if mode not in MODES:
+            raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
+        with self._load_lock:
+            loaded = [self.store.get(p) for p in fixtures]
+        sid = pysecrets.token_hex(8)
+        self.sessions[sid] = Session(loaded, mode, no_live)
+        return sid, self.session_env(sid)
+
+    def session_env(self, sid: str) -> dict[str, str]:
+        prefix = f"{self.base_url}/r/{sid}"
+        env = {
+            "OPENAI_BASE_URL": f"{prefix}/openai/v1",
+            "ANTHROPIC_BASE_URL": f"{prefix}/anthropic",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{prefix}/otlp/v1/traces",
+        }
+        for provider, var in KEY_VARS.items():
+            if not self.live.keys.get(provider):
+                env[var] = PLACEHOLDER_KEY
+        return env
+
+    def close(self, sid: str) -> dict[str, Any]:
+        session = self.sessions.pop(sid, None)
+        if session is None:
+            raise AttestError(f"no replay session {sid!r}")
+        return session.summary()
+
+    # --- the proxy ---------------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        provider = request.match_info["provider"]
+        session = self.sessions.get(request.match_info["sid"])
+        if session is None or provider not in ("openai", "anthropic", "otlp"):
+            return miss_response(provider, "attest replay: no such replay session (it has ended)")
+        if provider == "otlp":
+            session.counters.otlp_requests += 1
+            await request.read()
+            return web.Response(status=200, body=b"{}", content_type="application/json")
+        raw = await request.read()
+        path = "/" + request.match_info["tail"]
+        if session.mode == "off":
+            return await self.go_live(request, session, provider, path, raw, None)
+        body = parse_body(raw, request.headers.get("content-type"))
+        rk = request_key(provider, request.method, path, request.query_string, body, self.secrets)
+        found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
+        if isinstance(found, Recording):
+            session.counters.replayed += 1
+            return await serve_recording(request, found)
+        return await self.miss(request, session, provider, path, raw, found, rk.model)
+
+    async def miss(
+        self,
+        request: web.Request,
+        session: Session,
+        provider: str,
+        path: str,
+        raw: bytes,
+        miss: Miss,
+        model: str | None,
+    ) -> web.StreamResponse:
+        if session.mode == "auto" and not session.no_live and self.live.authorized(provider, request.headers):
+            return await self.go_live(request, session, provider, path, raw, model)
+        session.record_miss(miss, not_evaluated=session.mode == "auto")
+        return miss_response(provider, miss.message)
+
+    async def go_live(
+        self, request: web.Request, session: Session, provider: str, path: str, raw: bytes, model: str | None
+    ) -> web.StreamResponse:
+        if not self.live.authorized(provider, request.headers) or session.no_live:
+            return miss_response(provider, "attest replay: live calls are off for this run")
+        if model is None:
+            model = (parse_body(raw, request.headers.get("content-type")).get("json") or {}).get("model")
+        response, body = await self.live.forward(request, provider, path, raw)
+        session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
+        return response
+
+    # --- control (for a test runner in another process) --------------------------------------------
+
+    def _authorized_control(self, request: web.Request) -> bool:
+        return pysecrets.compare_digest(request.headers.get(CONTROL_HEADER, ""), self.token)
+
+    async def control_open(self, request: web.Request) -> web.Response:
+        if not self._authorized_control(request):
+            return web.json_response({"error": "bad control token"}, status=403)
+        spec = await request.json()
+        loop = asyncio.get_running_loop()
+        try:
+            sid, env = await loop.run_in_executor(
+                None,
+                self.open,
+                spec.get("fixtures", []),
+                spec.get("mode", "strict"),
+                bool(spec.get("no_live")),
+            )
+        except AttestError as exc:
+            return web.json_response({"error": str(exc), "exit_code": exc.exit_code}, status=400)
+        return web.json_response({"id": sid, "env": env})
+
+    async def control_close(self, request: web.Request) -> web.Response:
+        if not self._authorized_control(request):
+            return web.json_response({"error": "bad control token"}, status=403)
+        try:
+            return web.json_response({"summary": self.close(request.match_info["sid"])})
+        except AttestError as exc:
+            return web.json_response({"error": str(exc)}, status=404)
+
+    async def health(self, request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "sessions": len(self.sessions)})
+
+
+class Engine:
+    """The replay engine in a background thread. Use as a context manager, or start() and stop()."""
+
+    def __init__(self, env: Mapping[str, str] | None = None, secrets: Secrets | None = None) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="attest-engine", daemon=True)
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.app.base_url
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
+        return self.base_url
+
+    async def _start(self, host: str, port: int) -> None:
+        self._runner = web.AppRunner(self.app.build(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
+        self.app.base_url = f"http://{host}:{sock.getsockname()[1]}"
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """Run `fn(*args)` on the engine's loop thread, so the session table has one writer."""
+
+        async def wrapper() -> Any:
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(wrapper(), self._loop).result()
+
+    def open_session(self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False):
+        return self.call(self.app.open, fixtures, mode, no_live)
+
+    def close_session(self, sid: str) -> dict[str, Any]:
+        return self.call(self.app.close, sid)
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
+            self._runner = None
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def dumps_line(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,119 @@
+"""One replay session: the fixtures a test (or a command run) replays, and what happened.
+
+Lookup is by request key in a prebuilt index; identical requests consume successive recordings in
+order. A miss is diagnosed against the next unused recording of the same endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import diagnose
+from .diagnose import Miss
+from .store import LoadedFixture, Recording, index_recordings
+
+Mode = Literal["strict", "auto", "off"]
+MODES: tuple[str, ...] = ("strict", "auto", "off")
+
+
+def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
+    """strict when CI is set, so a pull-request check never goes live by accident; auto locally."""
+    return "strict" if env.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "auto"
+
+
+@dataclass
+class Counters:
+    replayed: int = 0
+    live: int = 0
+    live_cost_usd: float = 0.0
+    unpriced: int = 0
+    otlp_requests: int = 0
+    misses: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Session:
+    def __init__(self, fixtures: list[LoadedFixture], mode: Mode = "strict", no_live: bool = False) -> None:
+        self.fixtures = fixtures
+        self.mode: Mode = mode
+        self.no_live = no_live
+        if len(fixtures) == 1:
+            self.recordings: tuple[Recording, ...] = fixtures[0].recordings
+            self.by_key = fixtures[0].by_key
+        else:
+            self.recordings = tuple(r for f in fixtures for r in f.recordings)
+            self.by_key = index_recordings(self.recordings)
+        self._taken: dict[str, int] = {}
+        self._used = bytearray(len(self.recordings))
+        self.counters = Counters()
+
+    @property
+    def name(self) -> str:
+        return self.fixtures[0].name if self.fixtures else "unnamed"
+
+    def lookup(self, key: str, hashes: dict[str, str], model: str | None, endpoint: str) -> Recording | Miss:
+        positions = self.by_key.get(key)
+        if positions:
+            taken = self._taken.get(key, 0)
+            if taken < len(positions):
+                self._taken[key] = taken + 1
+                self._used[positions[taken]] = 1
+                return self.recordings[positions[taken]]
+            return diagnose.duplicate(self.name)
+        return self._diagnose(hashes, model, endpoint)
+
+    def _next_unused(self, endpoint: str) -> Recording | None:
+        first = None
+        for position, used in enumerate(self._used):
+            if used:
+                continue
+            rec = self.recordings[position]
+            if rec.endpoint == endpoint:
+                return rec
+            first = first or rec
+        return first
+
+    def _diagnose(self, hashes: dict[str, str], model: str | None, endpoint: str) -> Miss:
+        rec = self._next_unused(endpoint)
+        if rec is None:
+            return diagnose.overflow(len(self.recordings), self.name)
+        if rec.endpoint != endpoint:
+            return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
+        return diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+
+    # --- accounting --------------------------------------------------------------------------------
+
+    def record_miss(self, miss: Miss, *, not_evaluated: bool) -> None:
+        self.counters.misses.append(
+            {
+                "message": miss.message,
+                "component": miss.component,
+                "fixture": miss.fixture,
+                "not_evaluated": not_evaluated,
+            }
+        )
+
+    def record_live(self, cost: float | None) -> None:
+        self.counters.live += 1
+        if cost is None:
+            self.counters.unpriced += 1
+        else:
+            self.counters.live_cost_usd += cost
+
+    def summary(self) -> dict[str, Any]:
+        c = self.counters
+        return {
+            "mode": self.mode,
+            "fixtures": [str(f.path) for f in self.fixtures],
+            "recorded": len(self.recordings),
+            "unused": len(self._used) - sum(self._used),
+            "replayed": c.replayed,
+            "live": c.live,
+            "live_cost_usd": round(c.live_cost_usd, 6),
+            "unpriced": c.unpriced,
+            "misses": len(c.misses),
+            "not_evaluated": sum(1 for m in c.misses if m["not_evaluated"]),
+            "miss_list": list(c.misses),
+            "otlp_requests": c.otlp_requests,
+        }

@@ -1,0 +1,106 @@
+"""Loaded fixtures: recordings pre-encoded for serving, indexed by request key.
+
+A fixture is parsed, validated and scanned once per engine (cached by path, size and mtime), so a
+suite of hundreds of tests sharing a fixture pays for it once. Sessions keep only their cursors.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import fixture as fx
+from ..normalize import body_bytes, key_of
+from ..secrets import Secrets
+
+# Headers the engine sets itself when serving a body.
+_HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
+
+
+@dataclass(frozen=True)
+class Recording:
+    fixture: str
+    provider: str
+    method: str
+    path: str
+    key: str
+    hashes: dict[str, str]
+    model: str | None
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes  # the whole body; for SSE also kept as events
+    events: tuple[bytes, ...] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+@dataclass(frozen=True)
+class LoadedFixture:
+    name: str
+    path: Path
+    recordings: tuple[Recording, ...]
+    by_key: dict[str, tuple[int, ...]] = field(repr=False)
+    source: dict = field(repr=False, default_factory=dict)
+
+
+def _recording(name: str, item: dict) -> Recording:
+    request_body = item["request"]
+    response = item["response"]
+    body = response["body"]
+    events = tuple(e.encode("utf-8") for e in body["sse"]) if "sse" in body else None
+    model = request_body.get("json", {}).get("model") if isinstance(request_body.get("json"), dict) else None
+    headers = tuple(
+        (k, v) for k, v in (response.get("headers") or {}).items() if k.lower() not in _HOP_HEADERS
+    )
+    return Recording(
+        fixture=name,
+        provider=item["provider"],
+        method=item["method"].upper(),
+        path=item["path"],
+        key=key_of(item["method"].upper(), item["path"], item["hashes"]),
+        hashes=item["hashes"],
+        model=model if isinstance(model, str) else None,
+        status=response["status"],
+        headers=headers,
+        body=b"".join(events) if events is not None else body_bytes(body),
+        events=events,
+    )
+
+
+def index_recordings(recordings: tuple[Recording, ...] | list[Recording]) -> dict[str, tuple[int, ...]]:
+    by_key: dict[str, list[int]] = {}
+    for position, rec in enumerate(recordings):
+        by_key.setdefault(rec.key, []).append(position)
+    return {k: tuple(v) for k, v in by_key.items()}
+
+
+def load(path: Path, secrets: Secrets) -> LoadedFixture:
+    doc = fx.read_fixture(path, secrets)
+    name = doc["name"]
+    recordings = tuple(_recording(name, item) for item in fx.model_interactions(doc))
+    return LoadedFixture(name, path, recordings, index_recordings(recordings), doc.get("source", {}))
+
+
+class FixtureStore:
+    """Caches loaded fixtures by (path, size, mtime); a rewritten fixture is loaded again."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        self._cache: dict[Path, tuple[tuple[int, int], LoadedFixture]] = {}
+
+    def get(self, path: str | Path) -> LoadedFixture:
+        path = Path(path).resolve()
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise fx.FixtureError("no such fixture; record it with `attest capture`", path) from None
+        stamp = (st.st_size, st.st_mtime_ns)
+        cached = self._cache.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        loaded = load(path, self.secrets)
+        self._cache[path] = (stamp, loaded)
+        return loaded

@@ -1,0 +1,377 @@
+"""The pytest helper: the `attest_replay` fixture, the egress guard switch, and report-v2.
+
+    def test_inc_1042_replay(attest_replay):
+        with attest_replay("inc-1042"):
+            result = run_refund_agent("O-1042")  # construct model clients here, after the call
+
+One engine process per test session (per xdist worker) serves every fixture; a test opens and closes
+a session on it. A strict miss fails the test with the miss message whatever the agent raised and
+whatever marker the test carries; an auto miss without a key is `not_evaluated: replay_miss`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import report as reports
+from .engine.client import EngineProcess
+from .engine.runner import line_of
+from .engine.session import MODES, default_mode
+from .errors import AttestError
+from .fixture import fixture_path
+
+ENV_VARS = (
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+)
+REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
+HANDLES = pytest.StashKey[list["ReplayHandle"]]()
+PROPERTY = "attest_replay"
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attest", "attest replay")
+    group.addoption(
+        "--attest-replay",
+        choices=MODES,
+        default=None,
+        help="Replay mode: strict, auto or off (default: ATTEST_REPLAY, else strict when CI is set, else auto).",
+    )
+    group.addoption(
+        "--attest-strict",
+        action="store_true",
+        default=None,
+        help="Fail (instead of skip) a test whose auto-mode miss could not go live. Also ATTEST_STRICT=1.",
+    )
+    group.addoption(
+        "--attest-egress",
+        choices=("block", "off"),
+        default=None,
+        help="block: connections to known provider hosts fail (EgressBlockedError). Also ATTEST_EGRESS=block.",
+    )
+    group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    plugin = AttestPlugin(config)
+    config.pluginmanager.register(plugin, "attest-plugin")
+    config.stash[PLUGIN] = plugin
+    plugin.install_guard()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.stash.get(PLUGIN, None)
+    if plugin is not None:
+        plugin.shutdown()
+
+
+class ReplayHandle:
+    """One running replay: the provider variables point at the engine until it stops."""
+
+    def __init__(
+        self,
+        plugin: AttestPlugin,
+        item: pytest.Item,
+        name: str,
+        mode: str,
+        fixtures_dir: str | Path | None,
+        engine_path: str | None,
+    ) -> None:
+        self.plugin, self.item, self.name, self.mode = plugin, item, name, mode
+        self.path = fixture_path(name, fixtures_dir)
+        if not self.path.is_absolute():
+            self.path = Path(item.config.rootpath) / self.path
+        self.engine_path = engine_path
+        self.sid: str | None = None
+        self._saved: dict[str, str | None] = {}
+
+    def start(self) -> ReplayHandle:
+        if self.mode == "off":
+            return self
+        if self.plugin.active is not None:
+            raise AttestError(
+                f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
+                "in a process (it sets process-wide environment variables)"
+            )
+        engine = self.plugin.engine(self.engine_path)
+        self.sid, env = engine.open_session([self.path], self.mode, self.plugin.no_live)
+        self._saved = {k: os.environ.get(k) for k in ENV_VARS}
+        os.environ.update(env)
+        self.plugin.active = self
+        self.item.stash.setdefault(HANDLES, []).append(self)
+        return self
+
+    def stop(self) -> None:
+        if self.sid is None:
+            return
+        sid, self.sid = self.sid, None
+        for key, value in self._saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self.plugin.active = None
+        summary = self.plugin.engine(self.engine_path).close_session(sid)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+
+    def __enter__(self) -> ReplayHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class AttestPlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rootpath = Path(config.rootpath)
+        self.mode = config.getoption("attest_replay") or os.environ.get("ATTEST_REPLAY") or default_mode()
+        if self.mode not in MODES:
+            raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
+        self.strict = bool(config.getoption("attest_strict")) or _truthy(os.environ.get("ATTEST_STRICT"))
+        egress = config.getoption("attest_egress") or os.environ.get("ATTEST_EGRESS", "off")
+        self.guard = egress.strip().lower() == "block"
+        self.no_live = self.guard  # with the guard on, the proxy never goes live either
+        self.report_path = config.getoption("attest_report")
+        self.engines: dict[str | None, EngineProcess] = {}
+        self.active: ReplayHandle | None = None
+        self.rows: dict[str, dict[str, Any]] = {}
+        self._guard_installed = False
+
+    # --- engine and guard --------------------------------------------------------------------------
+
+    def engine(self, engine_path: str | None) -> EngineProcess:
+        if engine_path not in self.engines:
+            self.engines[engine_path] = EngineProcess(engine_path)
+        return self.engines[engine_path]
+
+    def install_guard(self) -> None:
+        if self.guard:
+            from . import guard
+
+            guard.install()
+            self._guard_installed = True
+
+    def shutdown(self) -> None:
+        for engine in self.engines.values():
+            engine.stop()
+        self.engines.clear()
+        if self._guard_installed:
+            from . import guard
+
+            guard.uninstall()
+            self._guard_installed = False
+
+    def relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.rootpath.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    # --- the fixture -------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def attest_replay(self, request: pytest.FixtureRequest) -> Iterator[Any]:
+        item = request.node
+
+        def start(
+            name: str,
+            mode: str | None = None,
+            fixtures_dir: str | Path | None = None,
+            engine_path: str | None = None,
+        ) -> ReplayHandle:
+            chosen = mode or self.mode
+            if chosen not in MODES:
+                raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
+            return ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path).start()
+
+        yield start
+        self.finish(item)
+
+    def finish(self, item: pytest.Item) -> None:
+        for handle in item.stash.get(HANDLES, []):
+            handle.stop()
+        item.stash[HANDLES] = []
+
+    # --- verdicts ----------------------------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        if call.when != "call":
+            return
+        self.finish(item)
+        replays = item.stash.get(REPLAYS, [])
+        if not replays:
+            return
+        facts = self.facts(replays, call)
+        report.user_properties.append((PROPERTY, facts))
+        self.judge(report, facts)
+
+    def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
+        misses = [m for r in replays for m in r["miss_list"]]
+        facts: dict[str, Any] = {
+            "fixtures": sorted({r["fixture"] for r in replays}),
+            "mode": replays[-1]["mode"],
+            "replayed": sum(r["replayed"] for r in replays),
+            "live": sum(r["live"] for r in replays),
+            "live_cost_usd": round(sum(r["live_cost_usd"] for r in replays), 6),
+            "unpriced": sum(r["unpriced"] for r in replays),
+            "misses": len(misses),
+        }
+        if misses:
+            first = misses[0]
+            facts["miss"] = {
+                "message": first["message"],
+                "component": first["component"],
+                "fixture": first["fixture"],
+                "not_evaluated": first["not_evaluated"],
+            }
+            location = self.miss_location(call)
+            if location:
+                facts["miss"]["location"] = location
+        return facts
+
+    def miss_location(self, call: pytest.CallInfo) -> dict[str, Any] | None:
+        """Where the agent's call was made: the innermost traceback frame in the repository's own code."""
+        if call.excinfo is None:
+            return None
+        for entry in reversed(call.excinfo.traceback):
+            path = Path(str(entry.path))
+            if "site-packages" in path.parts or not path.is_absolute():
+                continue
+            try:
+                rel = path.resolve().relative_to(self.rootpath.resolve())
+            except ValueError:
+                continue
+            return {"file": rel.as_posix(), "line": entry.lineno + 1}
+        return None
+
+    def judge(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
+        miss = facts.get("miss")
+        if self.guard and facts["live"]:
+            self.fail(report, "attest egress guard: a live model call was recorded while blocking")
+        elif miss and (not miss["not_evaluated"] or self.strict):
+            self.fail(report, miss["message"])
+        elif miss:
+            report.outcome = "skipped"
+            path, line, _ = report.location
+            report.longrepr = (str(path), (line or 0) + 1, f"not_evaluated: replay_miss: {miss['message']}")
+            report.__dict__.pop("wasxfail", None)
+            report.user_properties.append(("attest_outcome", "not_evaluated"))
+
+    @staticmethod
+    def fail(report: pytest.TestReport, message: str) -> None:
+        """A miss is never an expected failure: it fails whatever the agent raised and whatever the marker."""
+        original = report.longreprtext.strip() if report.failed else ""
+        report.outcome = "failed"
+        report.longrepr = message + (f"\n\n(the agent then failed with)\n{original}" if original else "")
+        report.__dict__.pop("wasxfail", None)
+
+    # --- report-v2 (runs on the xdist controller too, from the workers' serialized reports) ---------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = self.rows.setdefault(report.nodeid, self.new_row(report))
+        row["duration"] = round(row["duration"] + report.duration, 6)
+        props = dict(report.user_properties)
+        if PROPERTY in props:
+            facts = dict(props[PROPERTY])
+            if "miss" in facts:
+                facts["miss"] = {k: v for k, v in facts["miss"].items() if k != "not_evaluated"}
+            row["replay"] = facts
+        outcome = self.outcome(report, props)
+        if outcome is not None:
+            row["outcome"] = outcome
+            if outcome == "not_evaluated":
+                row["reason"] = "replay_miss"
+            if outcome in ("failed", "error", "skipped", "not_evaluated", "xfailed"):
+                row["message"] = self.message(report)
+
+    def new_row(self, report: pytest.TestReport) -> dict[str, Any]:
+        path, line, _ = report.location
+        return {
+            "id": report.nodeid,
+            "file": Path(path).as_posix(),
+            "line": (line + 1) if line is not None else None,
+            "outcome": "passed",
+            "duration": 0.0,
+            "message": None,
+        }
+
+    @staticmethod
+    def outcome(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
+        xfail = hasattr(report, "wasxfail")
+        if props.get("attest_outcome") == "not_evaluated":
+            return "not_evaluated"
+        if report.when == "call":
+            if report.passed:
+                return "xpassed" if xfail else "passed"
+            if report.skipped:
+                return "xfailed" if xfail else "skipped"
+            return "failed"
+        if report.failed:
+            return "error"
+        if report.skipped and report.when == "setup":
+            return "xfailed" if xfail else "skipped"
+        return None
+
+    @staticmethod
+    def message(report: pytest.TestReport) -> str | None:
+        if isinstance(report.longrepr, tuple):
+            return str(report.longrepr[2])
+        text = report.longreprtext.strip()
+        return text[-4000:] if text else getattr(report, "wasxfail", None) or None
+
+    def totals(self) -> dict[str, Any]:
+        keys = ("replayed", "live", "live_cost_usd", "unpriced")
+        return {k: sum(r["replay"][k] for r in self.rows.values() if "replay" in r) for k in keys}
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if any("replay" in r for r in self.rows.values()):
+            terminalreporter.write_line(line_of(self.totals()))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.report_path and not hasattr(self.config, "workerinput"):
+            built = reports.build_report(
+                list(self.rows.values()),
+                egress=egress_facts(self.guard),
+                environment=reports.default_environment("pytest"),
+            )
+            reports.write_report(built, self.report_path)
+
+
+def egress_facts(guard: bool) -> dict[str, Any]:
+    """What protected this run: a sandbox's network namespace (it says so in the environment), or the guard."""
+    mode = os.environ.get("ATTEST_EGRESS_MODE")
+    if mode == "none":
+        return {
+            "mode": "none",
+            "isolation_verified": _truthy(os.environ.get("ATTEST_ISOLATION_VERIFIED")),
+            "probe": os.environ.get("ATTEST_EGRESS_PROBE"),
+            "strategy": os.environ.get("ATTEST_SANDBOX_STRATEGY"),
+        }
+    if guard:
+        return {
+            "mode": "guard",
+            "isolation_verified": False,
+            "probe": "in-process egress guard (best effort; not an isolation boundary)",
+            "strategy": None,
+        }
+    return {"mode": "off", "isolation_verified": False, "probe": None, "strategy": None}
+
+
+PLUGIN = pytest.StashKey[AttestPlugin]()
