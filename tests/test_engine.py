@@ -429,3 +429,23 @@ def test_serve_protocol(tmp_path, fixtures_dir):
     out, _ = proc.communicate("stop\n", timeout=30)
     summary = json.loads(out)["summary"]
     assert summary["replayed"] == 1 and summary["misses"] == 0 and proc.returncode == 0
+
+
+def test_replay_with_the_network_off_runs_in_a_verified_namespace(tmp_path, fixtures_dir):
+    write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("isolated"))])
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "try:\n    s.connect(('192.0.2.1', 9))\nexcept OSError as e:\n    print('no route', e.errno)\n"
+        "else:\n    sys.exit('a route leaves the namespace')\n"
+    )
+    calls = calls_file(tmp_path, [{"body": chat_request()}])
+    args = ["replay", "--name", "t", "--fixtures-dir", str(fixtures_dir), "--mode", "strict", "--network", "none",
+            "--", "sh", "-c", f"{sys.executable} {probe} && {' '.join(agent_cmd(calls))}"]
+    proc = run_cli(args)
+    if proc.returncode == 3 and "cannot turn the network off" in proc.stderr:
+        pytest.skip("no way to make a network namespace here: " + proc.stderr.strip())
+    assert proc.returncode == 0, proc.stderr
+    assert "no route" in proc.stdout and "isolation verified" in proc.stderr
+    assert proc.stdout.splitlines()[-1] == SUMMARY_OK

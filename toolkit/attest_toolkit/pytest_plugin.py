@@ -355,23 +355,13 @@ class AttestPlugin:
 
 
 def egress_facts(guard: bool) -> dict[str, Any]:
-    """What protected this run: a sandbox's network namespace (it says so in the environment), or the guard."""
-    mode = os.environ.get("ATTEST_EGRESS_MODE")
-    if mode == "none":
-        return {
-            "mode": "none",
-            "isolation_verified": _truthy(os.environ.get("ATTEST_ISOLATION_VERIFIED")),
-            "probe": os.environ.get("ATTEST_EGRESS_PROBE"),
-            "strategy": os.environ.get("ATTEST_SANDBOX_STRATEGY"),
-        }
-    if guard:
-        return {
-            "mode": "guard",
-            "isolation_verified": False,
-            "probe": "in-process egress guard (best effort; not an isolation boundary)",
-            "strategy": None,
-        }
-    return {"mode": "off", "isolation_verified": False, "probe": None, "strategy": None}
+    """What protected this run: a network namespace (probed again here, it sends nothing), or the guard."""
+    from .sandbox import current_egress
+
+    egress = current_egress()
+    if egress["mode"] == "off" and guard:
+        egress = {**egress, "mode": "guard", "isolation_verified": False}
+    return egress
 
 
 PLUGIN = pytest.StashKey[AttestPlugin]()

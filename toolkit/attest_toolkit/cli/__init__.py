@@ -39,9 +39,9 @@ def root(
 
 
 def _register_all() -> None:
-    from . import replay
+    from . import replay, sandbox
 
-    for module in (replay,):
+    for module in (replay, sandbox):
         module.register(app)
 
 

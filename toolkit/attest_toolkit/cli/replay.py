@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +49,30 @@ FIXTURES_DIR = typer.Option(
     None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
 )
 COMMAND = typer.Argument(None, help="The command to run, after `--`.", show_default=False)
+NETWORK = typer.Option(
+    "off",
+    "--network",
+    help="none: run the engine and CMD in a fresh network namespace with only loopback up, verified, or exit 3; "
+    "guard: the in-process egress guard for pytest (ATTEST_EGRESS=block) and no live calls; off: as it is.",
+)
+
+
+def inner_argv(command: list[str], fixtures: list[Path], mode: str, no_live: bool) -> list[str]:
+    """This replay again, for running inside the sandbox with the network already off."""
+    argv = [sys.executable, "-m", "attest_toolkit.cli", "replay", "--mode", mode, "--network", "off"]
+    for path in fixtures:
+        argv += ["--fixture", str(path)]
+    return argv + (["--no-live"] if no_live else []) + ["--", *command]
+
+
+def replay_isolated(command: list[str], fixtures: list[Path], mode: str, no_live: bool) -> int:
+    from ..sandbox import run_isolated
+
+    result = run_isolated(inner_argv(command, fixtures, mode, no_live), network="none")
+    egress = result.egress
+    verified = "verified" if egress["isolation_verified"] else "NOT verified"
+    print(f"attest replay: network none ({egress.get('strategy')}), isolation {verified}", file=sys.stderr)
+    return result.returncode
 
 
 def replay(
@@ -57,11 +82,20 @@ def replay(
     mode: str | None = MODE,
     no_live: bool = NO_LIVE,
     fixtures_dir: Path | None = FIXTURES_DIR,
+    network: str = NETWORK,
 ) -> int:
     """Run CMD against recorded model traffic. Exit 0 pass, 1 the command failed, 2 replay diverged, 3 could not run."""
-    run = engine.run_command(
-        command or [], resolve_fixtures(name, fixture, fixtures_dir), resolve_mode(mode), no_live
-    )
+    fixtures, chosen = resolve_fixtures(name, fixture, fixtures_dir), resolve_mode(mode)
+    if network not in ("none", "guard", "off"):
+        raise UsageError(f"--network must be none, guard or off, not {network!r}")
+    if not command:
+        raise UsageError("no command given; put it after `--`")
+    if network == "none":
+        return replay_isolated(command, [p.resolve() for p in fixtures], chosen, no_live)
+    env = dict(os.environ)
+    if network == "guard":
+        env["ATTEST_EGRESS"], no_live = "block", True
+    run = engine.run_command(command, fixtures, chosen, no_live, env)
     engine.runner.report_misses(run.summary)
     print(engine.line_of(run.summary))
     sys.stdout.flush()

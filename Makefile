@@ -1,0 +1,24 @@
+# The two set-up commands of the README: `make example` and `make test`. Each builds .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: example test lint bench
+
+$(BIN)/attest: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# The main job on the bundled example: replay a recorded agent run with no key and no network.
+example: $(BIN)/attest
+	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
+		$(BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(BIN)/python examples/agent.py
+
+test: $(BIN)/attest
+	$(BIN)/ruff check toolkit tests bench examples
+	$(BIN)/pytest -q -n 2
+
+bench: $(BIN)/attest
+	$(BIN)/python bench/run.py

@@ -1,0 +1,5 @@
+"""`python -m attest_toolkit.cli`: the `attest` command, for re-running itself inside a sandbox."""
+
+from . import main
+
+main()
