@@ -1,0 +1,615 @@
+"""`attest github publish` end to end: PyGithub against the local fake GitHub (tests/fake_github.py).
+
+Each test names the part of GitHub's documented contract it relies on. Waiting is instant: the retry
+policy's sleep records the waits and its clock is fixed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from attest_toolkit.cli import run
+from attest_toolkit.cli.github import register
+from attest_toolkit.github import publisher
+from attest_toolkit.github.event import PR_ARTIFACT
+from attest_toolkit.github.publish import PublishOptions, PublishResult, publish
+from attest_toolkit.github.publisher import MARKER, RetryPolicy
+from attest_toolkit.report import write_report
+from fake_github import FakeGitHub
+from fake_runner import parse_command, parse_outputs
+from report_factory import make_miss, make_report, make_test, replay_facts
+
+REPO = "acme/agent"
+FORK = "mallory/agent"
+HEAD = "a1" * 20
+MERGE = "e9" * 20
+PR = 7
+NOW = 1_700_000_000.0
+TOKEN = "test-token-not-a-real-one-0001"
+
+
+# --- building blocks ------------------------------------------------------------------------------
+
+
+def row(
+    n: int,
+    outcome: str = "passed",
+    *,
+    miss: str | None = None,
+    live: int = 0,
+    message: str | None = None,
+    line: int = 10,
+) -> dict[str, Any]:
+    """Test n of tests/test_agent.py, two replayed calls; a miss is located at agent/core.py:40+n."""
+    facts = replay_facts(
+        2,
+        live=live,
+        misses=1 if miss else 0,
+        cost=0.01 * live if live else None,
+        miss=make_miss(miss, "messages", "agent/core.py", 40 + n) if miss else None,
+        fixtures=[f"tests/attest/fixtures/t{n}.attest.json"],
+    )
+    return make_test(f"tests/test_agent.py::test_{n}", outcome, line=line + n, message=message, replay=facts)
+
+
+def report_file(tmp_path: Path, tests: list[dict[str, Any]] | None, name: str = "report.json") -> Path:
+    """A report file of `tests` (None: one test of every outcome)."""
+    return write_report(make_report(tests), tmp_path / name)
+
+
+def pr_event(head_repo: str = REPO) -> dict[str, Any]:
+    return {
+        "action": "synchronize",
+        "number": PR,
+        "pull_request": {
+            "number": PR,
+            "head": {"sha": HEAD, "repo": {"full_name": head_repo}},
+            "base": {"sha": "0" * 40, "repo": {"full_name": REPO}},
+        },
+        "repository": {"full_name": REPO},
+    }
+
+
+@pytest.fixture
+def gh() -> Any:
+    with FakeGitHub() as fake:
+        fake.add_pull(REPO, PR, HEAD)
+        yield fake
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the publisher asked for, in order; nothing really sleeps."""
+    recorded: list[float] = []
+    policy = RetryPolicy(
+        sleep=recorded.append, clock=lambda: NOW, seconds_between_requests=None, seconds_between_writes=None
+    )
+    monkeypatch.setattr(publisher, "DEFAULT_RETRY", policy)
+    return recorded
+
+
+@pytest.fixture
+def actions(tmp_path: Path, gh: FakeGitHub, waits: list[float], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A GitHub Actions `pull_request` step: GITHUB_* set, files in tmp_path, the fake as the API."""
+    return Actions(tmp_path, gh, monkeypatch)
+
+
+class Actions:
+    def __init__(self, tmp: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tmp, self.gh, self.monkeypatch = tmp, gh, monkeypatch
+        self.summary, self.output, self.event = tmp / "step_summary.md", tmp / "output", tmp / "event.json"
+        self.event.write_text(json.dumps(pr_event()))
+        self.stdout = io.StringIO()
+        self.env = {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(self.event),
+            "GITHUB_SHA": MERGE,
+            "GITHUB_API_URL": gh.url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_STEP_SUMMARY": str(self.summary),
+            "GITHUB_OUTPUT": str(self.output),
+            "GITHUB_TOKEN": TOKEN,
+        }
+        monkeypatch.chdir(tmp)
+
+    def set_event(self, event: dict[str, Any], name: str) -> None:
+        self.event.write_text(json.dumps(event))
+        self.env["GITHUB_EVENT_NAME"] = name
+
+    def publish(self, report: Path, **options: Any) -> PublishResult:
+        """The library call, its workflow commands collected in `self.stdout`."""
+        return publish(PublishOptions(report=report, **options), self.env, out=self.stdout)
+
+    def cli(self, *argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+        """`attest github publish ARGV` with exactly `self.env` as the GITHUB_* environment."""
+        for key in [k for k in os.environ if k.startswith("GITHUB_")]:
+            self.monkeypatch.delenv(key)
+        for key, value in self.env.items():
+            self.monkeypatch.setenv(key, value)
+        app = typer.Typer()
+        register(app)
+        code = run(app, ["github", "publish", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    def outputs(self) -> dict[str, str]:
+        return parse_outputs(self.output.read_text())
+
+
+def writes(gh: FakeGitHub) -> list[Any]:
+    return [r for r in gh.state.requests if r.method != "GET"]
+
+
+# --- the sticky comment ---------------------------------------------------------------------------
+
+
+def test_first_publish_creates_one_comment_whose_first_line_is_the_summary_line(actions: Actions) -> None:
+    # Relies on: POST /repos/{o}/{r}/issues/{n}/comments creates a comment (201).
+    report = report_file(actions.tmp, [row(1), row(2)])
+    result = actions.publish(report, check_run=False)
+    comments = actions.gh.comments(REPO, PR)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert body.splitlines()[0] == "4 replayed · 0 live model calls · $0.00"
+    assert body.rstrip("\n").endswith(MARKER)
+    assert result.comment.action == "created"
+    assert result.comment.url == comments[0]["html_url"]
+
+
+def test_second_publish_of_the_same_report_sends_no_write(actions: Actions) -> None:
+    report = report_file(actions.tmp, [row(1)])
+    actions.publish(report, check_run=False)
+    before = len(writes(actions.gh))
+    result = actions.publish(report, check_run=False)
+    assert result.comment.action == "unchanged"
+    assert len(writes(actions.gh)) == before
+    assert not actions.gh.requests("PATCH")
+
+
+def test_a_changed_report_updates_the_comment_in_place(actions: Actions) -> None:
+    # Relies on: PATCH /repos/{o}/{r}/issues/comments/{id} replaces the body.
+    actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    first = actions.gh.comments(REPO, PR)[0]
+    result = actions.publish(
+        report_file(actions.tmp, [row(1), row(2, "failed", message="boom")]), check_run=False
+    )
+    comments = actions.gh.comments(REPO, PR)
+    assert [c["id"] for c in comments] == [first["id"]]
+    assert "boom" in comments[0]["body"]
+    assert result.comment.action == "updated"
+    assert [r.path for r in actions.gh.requests("PATCH")] == [f"/repos/{REPO}/issues/comments/{first['id']}"]
+    assert not actions.gh.requests("POST", "/comments")[1:]
+
+
+def test_the_marker_is_found_on_page_three_of_the_comments(actions: Actions) -> None:
+    # Relies on: comments are paginated (per_page at most 100) with a Link header rel="next".
+    for i in range(230):
+        actions.gh.add_comment(REPO, PR, f"review comment {i}")
+    ours = actions.gh.add_comment(REPO, PR, f"old summary\n{MARKER}\n", login="github-actions[bot]")
+    for i in range(10):
+        actions.gh.add_comment(REPO, PR, f"later comment {i}")
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    pages = [r.query.get("page", "1") for r in actions.gh.requests("GET", "/comments")]
+    assert pages == ["1", "2", "3"]
+    assert result.comment.action == "updated"
+    assert not actions.gh.requests("POST")
+    assert actions.gh.requests("PATCH")[0].path.endswith(f"/comments/{ours['id']}")
+
+
+def test_duplicates_from_a_race_are_deleted_keeping_the_oldest(actions: Actions) -> None:
+    # Relies on: DELETE /repos/{o}/{r}/issues/comments/{id} (204); comments list oldest first.
+    oldest = actions.gh.add_comment(REPO, PR, f"summary A\n{MARKER}\n", login="github-actions[bot]")
+    newer = actions.gh.add_comment(REPO, PR, f"summary B\n{MARKER}\n", login="github-actions[bot]")
+    actions.gh.add_comment(REPO, PR, f"> {MARKER}\n> quoted by a reviewer")
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert [r.path for r in actions.gh.requests("DELETE")] == [f"/repos/{REPO}/issues/comments/{newer['id']}"]
+    remaining = actions.gh.comments(REPO, PR)
+    assert next(c["id"] for c in remaining) == oldest["id"]
+    assert len(remaining) == 2  # the reviewer's quote is not ours
+    assert result.comment.deleted == 1
+
+
+def test_a_comment_created_while_another_run_creates_one_leaves_only_the_oldest(actions: Actions) -> None:
+    # Two publishes racing both find no comment and both create one; the oldest must survive.
+    actions.gh.race_next_create(f"the other run's summary\n{MARKER}\n")
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    comments = actions.gh.comments(REPO, PR)
+    assert len(comments) == 1
+    assert comments[0]["body"].startswith("2 replayed · 0 live model calls")
+    assert len(actions.gh.requests("DELETE")) == 1
+    assert result.comment.url == comments[0]["html_url"]
+
+
+def test_a_huge_report_is_trimmed_under_the_comment_limit_and_never_refused(actions: Actions) -> None:
+    # Relies on: a body over 65,536 characters is a 422 "Validation Failed".
+    tests = [row(i, "failed", miss=f"miss {i}: " + "the system prompt changed " * 40) for i in range(300)]
+    result = actions.publish(report_file(actions.tmp, tests), check_run=False)
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    assert len(body) <= 65_536
+    assert body.rstrip("\n").endswith(MARKER)
+    assert body.splitlines()[0].startswith("600 replayed")
+    assert "test_0`" in body and "test_299`" not in body  # misses first, the rest cut
+    assert not [r for r in actions.gh.state.requests if r.status == 422]
+    assert result.comment.action == "created"
+
+
+def test_the_safety_trim_keeps_a_body_under_the_limit_whatever_the_renderer_gives() -> None:
+    body = publisher.comment_body("line\n```\n" + "x" * 70 + "\n" * 1 + ("y" * 99 + "\n") * 2000)
+    assert len(body) <= 65_536
+    assert body.count("```") % 2 == 0
+    assert "65,536-character comment limit" in body
+    assert body.rstrip("\n").endswith(MARKER)
+
+
+def test_the_token_never_reaches_the_comment_or_the_summary(actions: Actions) -> None:
+    report = report_file(actions.tmp, [row(1, "failed", message=f"auth failed with {TOKEN}")])
+    actions.publish(report)
+    assert TOKEN not in actions.gh.comments(REPO, PR)[0]["body"]
+    assert TOKEN not in actions.summary.read_text()
+    assert TOKEN not in json.dumps([r.body for r in actions.gh.state.requests])
+    assert TOKEN not in actions.stdout.getvalue()
+
+
+# --- read-only tokens and forks -------------------------------------------------------------------
+
+
+def test_a_read_only_token_skips_the_comment_writes_the_summary_and_exits_0(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Relies on: a read-only GITHUB_TOKEN gets 403 "Resource not accessible by integration" on writes.
+    actions.gh.read_only(TOKEN)
+    report = report_file(actions.tmp, [row(1, "failed", miss="the messages changed")])
+    code, out, err = actions.cli("--report", str(report), capsys=capsys)
+    assert code == 0, err
+    assert actions.gh.comments(REPO, PR) == []
+    assert actions.summary.read_text().startswith("2 replayed · 0 live model calls · $0.00")
+    notices = [line for line in out.splitlines() if line.startswith("::notice::")]
+    assert len(notices) == 1 and "read-only" in notices[0]
+    assert (actions.tmp / "attest-pr" / PR_ARTIFACT).is_file()
+    assert actions.outputs()["verdict"] == "blocked"
+    assert "Traceback" not in err
+
+
+def test_a_fork_pull_request_writes_the_artifact_and_never_calls_the_api(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Relies on: pull_request events from forks run with a read-only token (head repo != base repo).
+    actions.set_event(pr_event(head_repo=FORK), "pull_request")
+    report = report_file(actions.tmp, [row(1)])
+    code, out, _ = actions.cli("--report", str(report), capsys=capsys)
+    assert code == 0
+    assert actions.gh.state.requests == []
+    artifact = json.loads((actions.tmp / "attest-pr" / PR_ARTIFACT).read_text())
+    assert artifact == {
+        "version": 1,
+        "pr_number": PR,
+        "head_sha": HEAD,
+        "repository": REPO,
+        "head_repository": FORK,
+        "report": "attest-report.json",
+    }
+    assert json.loads((actions.tmp / "attest-pr" / "attest-report.json").read_text()) == json.loads(
+        report.read_text()
+    )
+    assert "fork" in out and actions.summary.is_file()
+    assert actions.outputs()["replayed"] == "2"
+
+
+def workflow_run_event(head_sha: str = HEAD) -> dict[str, Any]:
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "head_sha": head_sha,
+            "event": "pull_request",
+            "pull_requests": [],
+            "head_repository": {"full_name": FORK},
+        },
+        "repository": {"full_name": REPO},
+    }
+
+
+def fork_artifact(actions: Actions, capsys: pytest.CaptureFixture[str], tests: list[dict[str, Any]]) -> Path:
+    """What the fork's pull_request run leaves behind, ready for the workflow_run publish workflow."""
+    env = dict(actions.env)
+    actions.set_event(pr_event(head_repo=FORK), "pull_request")
+    code, _, err = actions.cli(
+        "--report", str(report_file(actions.tmp, tests)), "--artifact-dir", "downloaded", capsys=capsys
+    )
+    assert code == 0, err
+    actions.env = env
+    actions.set_event(workflow_run_event(), "workflow_run")
+    actions.env["GITHUB_SHA"] = "d" * 40  # workflow_run runs on the default branch
+    return actions.tmp / "downloaded"
+
+
+def test_from_artifact_publishes_to_the_pull_request_it_names(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Relies on: workflow_run events carry no PR number for forks; GET /pulls/{n} gives the head sha.
+    actions.gh.add_pull(REPO, 8, "b" * 40)
+    directory = fork_artifact(actions, capsys, [row(1, "failed", miss="tools changed")])
+    code, _out, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 0, err
+    assert len(actions.gh.comments(REPO, PR)) == 1
+    assert actions.gh.comments(REPO, 8) == []
+    run = next(iter(actions.gh.state.check_runs.values()))
+    assert run["head_sha"] == HEAD and run["conclusion"] == "failure"
+    assert f"/blob/{HEAD}/agent/core.py#L41" in actions.gh.comments(REPO, PR)[0]["body"]
+    assert actions.outputs()["comment-url"] == actions.gh.comments(REPO, PR)[0]["html_url"]
+
+
+def test_from_artifact_does_not_comment_when_the_pull_request_moved_on(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = fork_artifact(actions, capsys, [row(1)])
+    actions.gh.add_pull(REPO, PR, "c" * 40)  # a newer push
+    code, out, _ = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 0
+    assert actions.gh.comments(REPO, PR) == []
+    assert "moved on" in out
+
+
+def test_an_artifact_of_another_commit_is_bad_input(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = fork_artifact(actions, capsys, [row(1)])
+    actions.set_event(workflow_run_event(head_sha="f" * 40), "workflow_run")
+    code, _out, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and "downloaded" in err and "head_sha" in err
+    assert actions.gh.state.requests == []
+
+
+def test_a_malformed_artifact_is_one_line_exit_3(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = actions.tmp / "downloaded"
+    directory.mkdir()
+    (directory / PR_ARTIFACT).write_text(
+        json.dumps({"version": 1, "pr_number": "7; rm -rf /", "head_sha": HEAD, "repository": REPO})
+    )
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and PR_ARTIFACT in err and "pr_number" in err
+
+
+# --- rate limits, errors and retries ---------------------------------------------------------------
+
+
+def test_rate_limits_are_retried_honoring_their_headers(actions: Actions, waits: list[float]) -> None:
+    # Relies on: primary limit = 403 + x-ratelimit-remaining 0 + x-ratelimit-reset (epoch seconds);
+    # secondary = 403/429 with retry-after seconds.
+    actions.gh.primary_rate_limit(1, reset=int(NOW) + 30)
+    actions.gh.secondary_rate_limit(1, retry_after=7, status=429)
+    actions.gh.secondary_rate_limit(1, retry_after=5, status=403)
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert waits == [31.0, 7.0, 5.0]
+    assert result.comment.action == "created"
+    assert result.warnings == []
+
+
+def test_a_secondary_limit_without_headers_waits_at_least_a_minute(
+    actions: Actions, waits: list[float]
+) -> None:
+    # Relies on: "Otherwise, wait for at least one minute before retrying" (secondary rate limits).
+    actions.gh.fail_next(1, 403, message="You have exceeded a secondary rate limit.")
+    actions.gh.primary_rate_limit(1, reset=int(NOW) + 10, status=429)
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert waits == [60.0, 11.0]
+    assert result.comment.action == "created"
+
+
+def test_retry_after_wins_over_the_reset_header(actions: Actions, waits: list[float]) -> None:
+    actions.gh.fail_next(
+        1,
+        429,
+        {"retry-after": "3", "x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 50)},
+        "API rate limit exceeded for user.",
+    )
+    actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert waits == [3.0]
+
+
+def test_server_errors_are_retried_with_exponential_backoff(actions: Actions, waits: list[float]) -> None:
+    actions.gh.fail_next(3, 502, message="Bad Gateway")
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert waits == [2.0, 4.0, 8.0]
+    assert result.comment.action == "created"
+
+
+def test_exhausted_retries_warn_and_exit_0(
+    actions: Actions, waits: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    actions.gh.fail_next(100, 503, message="Service Unavailable")
+    report = report_file(actions.tmp, [row(1, "failed", miss="model changed")])
+    code, out, err = actions.cli("--report", str(report), capsys=capsys)
+    assert code == 0, err
+    warnings = [line for line in out.splitlines() if line.startswith("::warning::")]
+    assert warnings and all("verdict is unchanged" in w for w in warnings)
+    assert "503" in warnings[0]
+    assert len(waits) == 8  # two steps (comment, check run), four retries each
+    assert actions.outputs()["verdict"] == "blocked"
+    assert actions.summary.is_file()
+
+
+def test_an_unreachable_github_warns_and_exits_0(
+    actions: Actions, waits: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        actions.env["GITHUB_API_URL"] = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        code, out, err = actions.cli("--report", str(report_file(actions.tmp, [row(1)])), capsys=capsys)
+    assert code == 0, err
+    assert [line.startswith("::warning::") for line in out.splitlines()].count(True) == 2
+    assert "ConnectionError" in out
+    assert waits == [2.0, 4.0, 8.0, 16.0] * 2
+    assert actions.outputs()["comment-url"] == ""
+
+
+def test_a_check_run_refused_after_the_comment_degrades_without_losing_the_comment(actions: Actions) -> None:
+    # Relies on: a token without checks:write gets 403 "Resource not accessible by integration".
+    actions.gh.fail_next(1, 403, message="Resource not accessible by integration", methods={"POST"})
+    result = actions.publish(report_file(actions.tmp, [row(1)]), comment=False)
+    assert result.check_run_url is None
+    assert "read-only" in result.skipped
+    assert (actions.tmp / "attest-pr" / PR_ARTIFACT).is_file()
+    assert result.warnings == []
+
+
+def test_an_unwritable_output_file_is_one_line_exit_3(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    actions.env["GITHUB_OUTPUT"] = str(actions.tmp / "missing-dir" / "output")
+    code, _, err = actions.cli(
+        "--report", str(report_file(actions.tmp, [row(1)])), "--no-comment", "--no-check-run", capsys=capsys
+    )
+    assert code == 3
+    assert err.count("\n") == 1 and "missing-dir" in err
+
+
+def test_a_reset_far_away_gives_up_at_once_instead_of_blocking_the_job(
+    actions: Actions, waits: list[float]
+) -> None:
+    actions.gh.primary_rate_limit(5, reset=int(NOW) + 3600)
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
+    assert waits == []
+    assert result.comment is None
+    assert "3601s" in result.warnings[0]
+
+
+# --- annotations, check run, outputs ---------------------------------------------------------------
+
+
+def test_annotations_are_printed_most_important_first(actions: Actions) -> None:
+    tests = [
+        row(1, live=2),
+        row(2, "not_evaluated"),
+        row(3, "failed", message="assert 1 == 2"),
+        row(4, "failed", miss="messages[1].content changed"),
+    ]
+    tests[1]["reason"] = "replay_miss"
+    actions.publish(report_file(actions.tmp, tests), comment=False, check_run=False)
+    commands = [
+        parse_command(line) for line in actions.stdout.getvalue().splitlines() if line.startswith("::")
+    ]
+    levels = [c[0] for c in commands]
+    assert levels == ["error", "error", "warning", "notice"]
+    assert commands[0][1] == {
+        "file": "agent/core.py",
+        "line": "44",
+        "title": "attest replay miss (messages): tests/test_agent.py::test_4",
+    }
+    assert commands[0][2] == "messages[1].content changed"
+    assert commands[1][1]["file"] == "tests/test_agent.py" and commands[1][2] == "assert 1 == 2"
+
+
+def test_a_report_of_every_outcome_annotates_misses_then_failures(actions: Actions) -> None:
+    actions.publish(report_file(actions.tmp, None), comment=False, check_run=False)
+    lines = [line for line in actions.stdout.getvalue().splitlines() if line.startswith("::")]
+    where = [(name, props["file"], props.get("line")) for name, props, _ in map(parse_command, lines)]
+    assert where == [
+        ("error", "agent/refund.py", "42"),  # the strict miss, where the agent made the call
+        ("error", "agent/refund.py", "30"),  # the auto miss that left its test not evaluated
+        ("error", "tests/test_refund.py", "20"),  # the test that errored
+    ]
+
+
+def test_120_annotations_go_to_the_check_run_50_per_request(actions: Actions) -> None:
+    # Relies on: at most 50 annotations per request; updates append to those already there.
+    tests = [row(i, "failed", miss=f"miss {i}") for i in range(120)]
+    result = actions.publish(report_file(actions.tmp, tests), comment=False)
+    sent = actions.gh.requests(path_contains="/check-runs")
+    assert [(r.method, len(r.body["output"]["annotations"])) for r in sent] == [
+        ("POST", 50),
+        ("PATCH", 50),
+        ("PATCH", 20),
+    ]
+    run = next(iter(actions.gh.state.check_runs.values()))
+    assert len(run["annotations"]) == 120
+    assert run["head_sha"] == HEAD  # the PR's head, not the merge commit GITHUB_SHA
+    assert run["conclusion"] == "failure"
+    assert run["output"]["title"] == "240 replayed · 0 live model calls · $0.00"
+    assert result.check_run_url
+
+
+def test_outputs_for_later_steps(actions: Actions) -> None:
+    actions.output.write_text("earlier=1\n")
+    report = report_file(actions.tmp, [row(1, live=3), row(2, "failed", miss="tools changed")])
+    result = actions.publish(report)
+    outputs = actions.outputs()
+    assert outputs == {
+        "earlier": "1",
+        "replayed": "4",
+        "live": "3",
+        "cost": "0.03",
+        "misses": "1",
+        "verdict": "blocked",
+        "comment-url": result.comment.url,
+        "summary": "4 replayed · 3 live model calls · $0.03",
+    }
+
+
+def test_a_passing_run_concludes_the_check_run_with_success(actions: Actions) -> None:
+    actions.publish(report_file(actions.tmp, [row(1)]))
+    run = next(iter(actions.gh.state.check_runs.values()))
+    assert run["conclusion"] == "success"
+    assert actions.outputs()["verdict"] == "pass"
+
+
+def test_switches_turn_each_part_off(actions: Actions) -> None:
+    actions.publish(
+        report_file(actions.tmp, [row(1, "failed", miss="m")]),
+        comment=False,
+        check_run=False,
+        summary=False,
+        annotations=False,
+    )
+    assert actions.gh.state.requests == []
+    assert not actions.summary.exists()
+    assert actions.stdout.getvalue() == ""
+    assert actions.outputs()["misses"] == "1"
+
+
+def test_without_a_token_the_api_is_skipped_with_a_notice(actions: Actions) -> None:
+    del actions.env["GITHUB_TOKEN"]
+    result = actions.publish(report_file(actions.tmp, [row(1)]))
+    assert actions.gh.state.requests == []
+    assert "no GitHub token" in result.skipped
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+
+def test_malformed_event_json_is_one_line_exit_3(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    actions.event.write_text('{"pull_request": {"number": 7,')
+    code, _out, err = actions.cli("--report", str(report_file(actions.tmp, [row(1)])), capsys=capsys)
+    assert code == 3
+    assert err.count("\n") == 1
+    assert str(actions.event) in err and "malformed event JSON" in err
+    assert "Traceback" not in err
+    assert actions.gh.state.requests == [] and not actions.summary.exists()
+
+
+def test_a_malformed_report_is_one_line_exit_3(actions: Actions, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = actions.tmp / "report.json"
+    bad.write_text('{"version": 2, "tests": []}')
+    code, _, err = actions.cli("--report", str(bad), capsys=capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and str(bad) in err
+    assert actions.gh.state.requests == []
+
+
+def test_no_report_at_all_is_a_usage_error(actions: Actions, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = actions.cli(capsys=capsys)
+    assert code == 3 and "--report" in err

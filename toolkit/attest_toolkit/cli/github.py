@@ -1,0 +1,64 @@
+"""`attest github publish`: parse the options and hand them to `attest_toolkit.github.publish`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
+
+Opt = typer.Option
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        name="github",
+        help="Publish a report to GitHub: sticky PR comment, job summary, annotations, check run, outputs.",
+        no_args_is_help=True,
+    )
+    group.command("publish")(publish_command)
+    app.add_typer(group, name="github")
+
+
+def publish_command(
+    report: Annotated[Path | None, Opt("--report", help="The report-v2 file.")] = None,
+    policy: Annotated[
+        Path | None, Opt("--policy", help="Policy file (default: .attest/policy.yml if present).")
+    ] = None,
+    token_env: Annotated[str, Opt("--token-env", help="Variable holding the token.")] = "GITHUB_TOKEN",
+    comment: Annotated[bool, Opt("--comment/--no-comment", help="The sticky PR comment.")] = True,
+    summary: Annotated[bool, Opt("--summary/--no-summary", help="The job summary.")] = True,
+    annotations: Annotated[
+        bool, Opt("--annotations/--no-annotations", help="Annotations as workflow commands.")
+    ] = True,
+    check_run: Annotated[bool, Opt("--check-run/--no-check-run", help="A check run, annotated.")] = True,
+    pr_number: Annotated[int | None, Opt("--pr-number", min=1, help="Default: from the event.")] = None,
+    event: Annotated[Path | None, Opt("--event", help="Default: $GITHUB_EVENT_PATH.")] = None,
+    from_artifact: Annotated[
+        Path | None,
+        Opt("--from-artifact", help="Directory with attest-pr.json (and the report) of a fork's run."),
+    ] = None,
+    artifact_dir: Annotated[
+        Path, Opt("--artifact-dir", help="Where a read-only run writes attest-pr.json.")
+    ] = DEFAULT_ARTIFACT_DIR,
+    check_name: Annotated[str, Opt("--check-name", help="Name of the check run.")] = "attest",
+) -> None:
+    """Publish a report. Exits 0 even when GitHub fails (a warning says so); 3 on bad input."""
+    options = PublishOptions(
+        report=report,
+        policy=policy,
+        token_env=token_env,
+        comment=comment,
+        summary=summary,
+        annotations=annotations,
+        check_run=check_run,
+        pr_number=pr_number,
+        event=event,
+        from_artifact=from_artifact,
+        artifact_dir=artifact_dir,
+        check_name=check_name,
+    )
+    publish(options, os.environ)

@@ -1,0 +1,300 @@
+"""`attest github publish`: a report to the pull request, the job summary, annotations and outputs.
+
+The steps, in order: annotations as workflow commands on stdout; the job summary; then, when the
+token may write, the sticky comment and a check run; last, the step outputs. GitHub failing never
+changes the gate's verdict: a failed step prints one `::warning::` line and the others still run.
+A pull request from a fork has a read-only token, and so has any run that GitHub answers with 403
+"Resource not accessible by integration": those skip the comment and the check run with one notice
+and leave `attest-pr.json` (and a copy of the report) for the `workflow_run` publish workflow, which
+runs `attest github publish --from-artifact DIR` with a write token. Only bad input (a malformed
+report, policy, event file or artifact) is an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import UsageError
+from ..fixture import atomic_write
+from ..policy import Verdict, evaluate, load_policy
+from ..report import Report, load_report
+from ..secrets import Secrets, environment_secrets
+from ..summary import render, report_summary_line
+from . import annotations as ann
+from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
+from .event import Context, PrArtifact, PullRequest, load_context, read_pr_artifact, write_pr_artifact
+from .publisher import MARKER, CommentResult, Publisher, PublishError, ReadOnlyToken, RetryPolicy
+from .trim import CHECK_RUN_TEXT_LIMIT, COMMENT_LIMIT, STEP_SUMMARY_LIMIT, fit
+
+DEFAULT_ARTIFACT_DIR = Path("attest-pr")
+ARTIFACT_REPORT = "attest-report.json"
+CHECK_RUN_NOTICE = "… trimmed to fit GitHub's check run summary limit; see the job summary for the rest."
+# Room left in a comment for the marker line and the safety trim's closing lines.
+COMMENT_MARGIN = 256
+CONCLUSIONS = {"pass": "success", "blocked": "failure", "not_evaluated": "neutral"}
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    report: Path | None = None
+    policy: Path | None = None
+    token_env: str = "GITHUB_TOKEN"
+    comment: bool = True
+    summary: bool = True
+    annotations: bool = True
+    check_run: bool = True
+    pr_number: int | None = None
+    event: Path | None = None
+    from_artifact: Path | None = None
+    artifact_dir: Path = DEFAULT_ARTIFACT_DIR
+    check_name: str = "attest"
+
+
+@dataclass
+class PublishResult:
+    verdict: str
+    outputs: dict[str, str] = field(default_factory=dict)
+    comment: CommentResult | None = None
+    check_run_url: str | None = None
+    artifact: Path | None = None
+    skipped: str | None = None  # why the comment and check run were not attempted
+    warnings: list[str] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every step needs, read and checked before anything is written."""
+
+    options: PublishOptions
+    context: Context
+    report: Report
+    report_text: str
+    verdict: Verdict
+    token: str
+    secrets: Secrets
+    out: TextIO
+
+
+def publish(
+    options: PublishOptions,
+    env: Mapping[str, str],
+    out: TextIO | None = None,
+    retry: RetryPolicy | None = None,
+) -> PublishResult:
+    """Publish as far as the token allows; raises AttestError only for bad input."""
+    run = _prepare(options, env, out or sys.stdout)
+    result = PublishResult(verdict=run.verdict.verdict)
+    found = [_redacted(a, run.secrets) for a in ann.from_report(run.report)]
+    if options.annotations:
+        for annotation in found:
+            _say(run, annotation_command(annotation))
+    if options.summary and run.context.step_summary:
+        append_step_summary(run.context.step_summary, _markdown(run, STEP_SUMMARY_LIMIT))
+    if options.comment or options.check_run:
+        _publish_to_github(run, found, result, retry)
+    result.outputs = _outputs(run, result)
+    if run.context.output:
+        append_outputs(run.context.output, result.outputs)
+    return result
+
+
+# --- reading the inputs ----------------------------------------------------------------------------
+
+
+def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO) -> _Run:
+    context = load_context(env, options.event, options.pr_number)
+    if options.from_artifact is not None:
+        context, options = _from_artifact(context, options)
+    if options.report is None:
+        raise UsageError("--report is required (or --from-artifact with a report beside attest-pr.json)")
+    report = load_report(options.report)
+    token = env.get(options.token_env, "")
+    return _Run(
+        options=options,
+        context=context,
+        report=report,
+        report_text=Path(options.report).read_text(encoding="utf-8"),
+        verdict=evaluate(report, load_policy(options.policy)),
+        token=token,
+        secrets=environment_secrets(extra=[token] if token else []),
+        out=out,
+    )
+
+
+def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, PublishOptions]:
+    """The pull request and head commit a fork's run left behind, checked against this run."""
+    assert options.from_artifact is not None
+    artifact = read_pr_artifact(options.from_artifact)
+    where = Path(options.from_artifact)
+    if context.repository and artifact.repository != context.repository:
+        raise UsageError(
+            f"the artifact is for {artifact.repository}, this run for {context.repository}", where
+        )
+    if context.workflow_run_head_sha and artifact.head_sha != context.workflow_run_head_sha:
+        raise UsageError(
+            "the artifact's head_sha is not the head commit of the triggering workflow run", where
+        )
+    if options.report is None and artifact.report:
+        base = where if where.is_dir() else where.parent
+        options = replace(options, report=base / artifact.report)
+    pr = PullRequest(artifact.pr_number, artifact.head_sha, artifact.head_repository, artifact.repository)
+    context = replace(
+        context, repository=artifact.repository, pull_request=pr, sha=artifact.head_sha, fork=False
+    )
+    return context, options
+
+
+# --- what is published -----------------------------------------------------------------------------
+
+
+def _say(run: _Run, line: str) -> None:
+    print(line, file=run.out, flush=True)
+
+
+def _redacted(annotation: Annotation, secrets: Secrets) -> Annotation:
+    title = secrets.redact(annotation.title) if annotation.title else None
+    return replace(annotation, message=secrets.redact(annotation.message), title=title)
+
+
+def _markdown(run: _Run, max_chars: int) -> str:
+    ctx = run.context
+    text = render(
+        run.report,
+        "markdown",
+        repo=ctx.repository,
+        sha=ctx.sha,
+        server_url=ctx.server_url,
+        max_chars=max_chars,
+        verdict=run.verdict,
+    )
+    return run.secrets.redact(text)
+
+
+def _outputs(run: _Run, result: PublishResult) -> dict[str, str]:
+    replay = run.report["summary"]["replay"]
+    cost = f"{replay['live_cost_usd']:.6f}".rstrip("0").rstrip(".")
+    return {
+        "replayed": str(replay["replayed"]),
+        "live": str(replay["live"]),
+        "cost": cost,
+        "misses": str(replay["misses"]),
+        "verdict": run.verdict.verdict,
+        "comment-url": result.comment.url if result.comment else "",
+        "summary": report_summary_line(run.report),
+    }
+
+
+# --- GitHub ----------------------------------------------------------------------------------------
+
+
+def _publish_to_github(
+    run: _Run, found: list[Annotation], result: PublishResult, retry: RetryPolicy | None
+) -> None:
+    ctx = run.context
+    if ctx.fork:
+        _degrade(run, result, "this pull request comes from a fork, whose token is read-only")
+        return
+    if not run.token:
+        _skip(run, result, f"no GitHub token in ${run.options.token_env}")
+        return
+    if not ctx.repository:
+        _skip(run, result, "GITHUB_REPOSITORY is not set")
+        return
+    publisher = Publisher(run.token, ctx.repository, ctx.api_url, retry)
+    try:
+        _comment_step(run, publisher, result)
+        _check_run_step(run, publisher, found, result)
+    except ReadOnlyToken as exc:
+        _degrade(run, result, f"GitHub refused a write: {exc}")
+    finally:
+        publisher.close()
+        result.waits = list(publisher.waits)
+        if result.waits:
+            waited = f"{len(result.waits)} retries, {sum(result.waits):.0f}s of waiting in all"
+            _say(run, f"attest: GitHub was busy or rate-limited: {waited}")
+
+
+def _comment_step(run: _Run, publisher: Publisher, result: PublishResult) -> None:
+    pr = run.context.pull_request
+    if not run.options.comment or pr is None:
+        return
+    try:
+        if run.options.from_artifact is not None and not _head_still(run, publisher, pr):
+            return
+        markdown = _markdown(run, COMMENT_LIMIT - len(MARKER) - COMMENT_MARGIN)
+        result.comment = publisher.upsert_comment(pr.number, markdown)
+    except ReadOnlyToken:
+        raise
+    except PublishError as exc:
+        _warn(run, result, str(exc))
+        return
+    extra = f" ({result.comment.deleted} duplicate(s) removed)" if result.comment.deleted else ""
+    _say(run, f"attest: comment {result.comment.action}: {result.comment.url}{extra}")
+
+
+def _head_still(run: _Run, publisher: Publisher, pr: PullRequest) -> bool:
+    """The artifact's commit is still the pull request's head; else its summary would be stale."""
+    head = publisher.pull_head_sha(pr.number)
+    if head == pr.head_sha:
+        return True
+    _say(
+        run,
+        notice(f"attest: pull request #{pr.number} has moved on to {head}; not commenting on {pr.head_sha}"),
+    )
+    return False
+
+
+def _check_run_step(run: _Run, publisher: Publisher, found: list[Annotation], result: PublishResult) -> None:
+    if not run.options.check_run or not run.context.sha:
+        return
+    summary = fit(_markdown(run, CHECK_RUN_TEXT_LIMIT), CHECK_RUN_TEXT_LIMIT, notice=CHECK_RUN_NOTICE)
+    try:
+        result.check_run_url = publisher.create_check_run(
+            name=run.options.check_name,
+            head_sha=run.context.sha,
+            conclusion=CONCLUSIONS[run.verdict.verdict],
+            title=report_summary_line(run.report),
+            summary=summary,
+            annotations=[ann.to_check_run(a) for a in found],
+        )
+    except ReadOnlyToken:
+        raise
+    except PublishError as exc:
+        _warn(run, result, str(exc))
+        return
+    _say(run, f"attest: check run created: {result.check_run_url}")
+
+
+def _warn(run: _Run, result: PublishResult, problem: str) -> None:
+    message = f"attest: publishing to GitHub failed: {problem}; the gate's verdict is unchanged"
+    result.warnings.append(message)
+    _say(run, warning(message))
+
+
+def _skip(run: _Run, result: PublishResult, why: str, note: str = "") -> None:
+    result.skipped = why
+    rest = "the check run" if result.comment else "the PR comment and the check run"
+    _say(run, notice(f"attest: {why}: skipping {rest}{note}"))
+
+
+def _degrade(run: _Run, result: PublishResult, why: str) -> None:
+    """Read-only: say so once, and leave what the workflow_run publish workflow needs."""
+    pr, ctx = run.context.pull_request, run.context
+    note = ""
+    if pr is not None and pr.head_sha and ctx.repository and run.options.from_artifact is None:
+        result.artifact = _write_artifact(run, pr, ctx.repository)
+        note = f"; wrote {result.artifact} for the workflow_run publish workflow"
+    _skip(run, result, why, note)
+
+
+def _write_artifact(run: _Run, pr: PullRequest, repository: str) -> Path:
+    directory = run.options.artifact_dir
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write(directory / ARTIFACT_REPORT, run.report_text, mode=0o644)
+    artifact = PrArtifact(pr.number, pr.head_sha or "", repository, pr.head_repo, ARTIFACT_REPORT)
+    return write_pr_artifact(directory, artifact)
