@@ -483,7 +483,7 @@ def render_verdict(verdict: Any, fmt: Literal["text", "json"] = "text") -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     lines = [
-        f"attest policy: {data['verdict']}{_blocking_rules(data)} ({data['policy']})",
+        f"attest policy: {data['verdict']}{_blocking_rules(data)} · policy: {data['policy']}",
         *_verdict_rows(data),
     ]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,42 @@
+"""`attest policy evaluate`: gate a test run on the repository's policy file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..policy import evaluate, load_policy
+from ..report import load_report
+from ..summary import render_verdict
+
+HELP = """Evaluate a report against the policy and print the verdict, rule by rule.
+
+Exit 0 pass, 1 blocked by the policy, 2 not evaluated (some tests could not be evaluated and the
+policy does not block them), 3 could not run (a missing or malformed report or policy).
+"""
+
+ReportOpt = typer.Option("--report", "-r", help="The report-v2 JSON file of the run.")
+PolicyOpt = typer.Option(
+    "--policy",
+    "-p",
+    help="The policy file (YAML or JSON) [default: .attest/policy.yml if present, else built-in defaults]",
+)
+JsonOpt = typer.Option("--json", help="Print the verdict as JSON instead of a table.")
+
+
+def evaluate_command(
+    report: Annotated[Path, ReportOpt],
+    policy: Annotated[Path | None, PolicyOpt] = None,
+    as_json: Annotated[bool, JsonOpt] = False,
+) -> None:
+    verdict = evaluate(load_report(report), load_policy(policy))
+    typer.echo(render_verdict(verdict, "json" if as_json else "text"), nl=False)
+    raise typer.Exit(verdict.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(name="policy", help="The policy gate.", no_args_is_help=True)
+    group.command("evaluate", help=HELP)(evaluate_command)
+    app.add_typer(group, name="policy")

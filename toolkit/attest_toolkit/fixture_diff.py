@@ -1,0 +1,124 @@
+"""What a re-recorded fixture altered: interactions added, removed and changed, and for a changed one
+which request components differ (by their hashes) and whether the response changed.
+
+Interactions are paired by aligning the two recordings on their requests, so one call inserted at the
+start reads as one addition, not as every later call changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+from .fixture import SUFFIX, model_interactions, name_of, read_fixture
+
+COMPONENTS = ("system", "messages", "tools", "params", "model")
+
+Fixture = dict[str, Any]
+Interaction = dict[str, Any]
+
+
+def fixture_changes(base_doc: Fixture | None, head_doc: Fixture | None, name: str) -> dict[str, Any]:
+    """Compare two fixture documents (None: the fixture does not exist on that side)."""
+    base = model_interactions(base_doc) if base_doc else []
+    head = model_interactions(head_doc) if head_doc else []
+    rows = _rows(base, head)
+    counts = {kind: sum(1 for r in rows if r["change"] == kind) for kind in ("added", "removed", "changed")}
+    return {
+        "name": name,
+        "status": _status(base_doc, head_doc, rows),
+        "base_digest": (base_doc or {}).get("digest"),
+        "head_digest": (head_doc or {}).get("digest"),
+        "interactions": rows,
+        **counts,
+    }
+
+
+def _status(base_doc: Fixture | None, head_doc: Fixture | None, rows: list[dict[str, Any]]) -> str:
+    if base_doc is None:
+        return "added" if head_doc is not None else "unchanged"
+    if head_doc is None:
+        return "removed"
+    # A change outside the model channel (the recorded command, a future channel) still counts.
+    return "changed" if rows or base_doc.get("digest") != head_doc.get("digest") else "unchanged"
+
+
+def _request_key(interaction: Interaction) -> tuple:
+    hashes = interaction["hashes"]
+    return (interaction["method"], interaction["path"], *(hashes[c] for c in COMPONENTS))
+
+
+def _response_key(interaction: Interaction) -> str:
+    response = interaction["response"]
+    return json.dumps([response["status"], response["body"]], sort_keys=True)
+
+
+def _rows(base: list[Interaction], head: list[Interaction]) -> list[dict[str, Any]]:
+    matcher = difflib.SequenceMatcher(
+        a=[_request_key(i) for i in base], b=[_request_key(i) for i in head], autojunk=False
+    )
+    rows: list[dict[str, Any]] = []
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        pairs = list(zip(range(a0, a1), range(b0, b1), strict=False))
+        if tag in ("equal", "replace"):
+            rows.extend(r for r in (_changed(base[a], head[b], a, b) for a, b in pairs) if r)
+        rows.extend(_one(base[a], "removed", a, None) for a in range(a0 + len(pairs), a1))
+        rows.extend(_one(head[b], "added", None, b) for b in range(b0 + len(pairs), b1))
+    return rows
+
+
+def _describe(interaction: Interaction) -> dict[str, Any]:
+    return {"provider": interaction["provider"], "method": interaction["method"], "path": interaction["path"]}
+
+
+def _one(
+    interaction: Interaction, change: str, base_index: int | None, head_index: int | None
+) -> dict[str, Any]:
+    return {
+        "change": change,
+        "base_index": base_index,
+        "head_index": head_index,
+        **_describe(interaction),
+        "components": [],
+        "response_changed": False,
+    }
+
+
+def _changed(old: Interaction, new: Interaction, base_index: int, head_index: int) -> dict[str, Any] | None:
+    components = [c for c in COMPONENTS if old["hashes"][c] != new["hashes"][c]]
+    if old["path"] != new["path"] or old["method"] != new["method"]:
+        components.insert(0, "endpoint")
+    response_changed = _response_key(old) != _response_key(new)
+    if not components and not response_changed:
+        return None
+    return {
+        "change": "changed",
+        "base_index": base_index,
+        "head_index": head_index,
+        **_describe(new),
+        "components": components,
+        "response_changed": response_changed,
+        "status": [old["response"]["status"], new["response"]["status"]],
+    }
+
+
+def changes_between_dirs(base_dir: str | Path, head_dir: str | Path) -> list[dict[str, Any]]:
+    """Every fixture added, removed or changed between two fixture directories, by name."""
+    base = _fixture_files(Path(base_dir))
+    head = _fixture_files(Path(head_dir))
+    changes = []
+    for name in sorted(base.keys() | head.keys()):
+        base_doc = read_fixture(base[name]) if name in base else None
+        head_doc = read_fixture(head[name]) if name in head else None
+        change = fixture_changes(base_doc, head_doc, name)
+        if change["status"] != "unchanged":
+            changes.append(change)
+    return changes
+
+
+def _fixture_files(directory: Path) -> dict[str, Path]:
+    if not directory.is_dir():
+        return {}
+    return {name_of(p): p for p in sorted(directory.rglob(f"*{SUFFIX}"))}

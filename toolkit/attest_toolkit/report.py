@@ -1,0 +1,332 @@
+"""report-v2: building, reading, writing and merging test-run reports, and JUnit XML in and out.
+
+The contract is `schemas/report-v2.schema.json`. A report holds every test with its outcome and replay
+facts, and the run's totals. Reports come from the pytest plugin (`build_report`), from the JUnit XML
+of any other runner (`from_junit`), or from several CI shards (`merge_reports`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from . import __version__
+from .errors import AttestError
+from .fixture import atomic_write, load_schema
+from .secrets import Secrets, environment_secrets
+
+VERSION = 2
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_evaluated")
+FAILED_OUTCOMES = frozenset({"failed", "error"})
+# From the strongest network isolation to the weakest; a merged run is only as isolated as its weakest shard.
+EGRESS_MODES = ("none", "guard", "off")
+REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced")
+
+Report = dict[str, Any]
+Test = dict[str, Any]
+
+
+class ReportError(AttestError):
+    """A report is missing, malformed, of another version, or fails validation."""
+
+
+# --- validation ------------------------------------------------------------------------------------
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema("report-v2.schema.json"))
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def first_schema_error(validator: jsonschema.protocols.Validator, doc: Any) -> str | None:
+    """`invalid at /tests/3/outcome: ...` for the first error in document order, or None."""
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return None
+    error = errors[0]
+    where = json_pointer(error.absolute_path) if error.absolute_path else "the top level"
+    return f"invalid at {where}: {_one_line(error.message, 200)}"
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def validate_report(report: Any, path: str | Path | None = None) -> Report:
+    """Raise ReportError naming the first schema violation; return the report unchanged otherwise."""
+    if not isinstance(report, dict):
+        raise ReportError("not an attest report (expected a JSON object)", path)
+    version = report.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version != VERSION:
+        newer = "; upgrade attest-toolkit" if version > VERSION else ""
+        raise ReportError(
+            f"report version {version} is not the version this toolkit reads ({VERSION}){newer}", path
+        )
+    problem = first_schema_error(_validator(), report)
+    if problem:
+        raise ReportError(problem, path)
+    return report
+
+
+def load_report(path: str | Path) -> Report:
+    """Read and validate a report-v2 file; any problem is one ReportError naming the file (exit 3)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError("no such report file", path) from None
+    except IsADirectoryError:
+        raise ReportError("is a directory, not a report file", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path
+        ) from None
+    return validate_report(report, path)
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(report: Report, path: str | Path) -> Path:
+    """Validate and write atomically; a report is not secret, so it is world-readable (0644)."""
+    path = Path(path)
+    validate_report(report, path)
+    atomic_write(path, dumps(report), mode=0o644)
+    return path
+
+
+# --- building ------------------------------------------------------------------------------------
+
+_SECRET_ENV_NAME = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD)$")
+
+
+def run_secrets() -> Secrets:
+    """Secret values a report must not carry: `.env` values and this process's key-like variables."""
+    extra = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.search(k.upper())]
+    return environment_secrets(extra=extra)
+
+
+def redact_tests(tests: list[Test], secrets: Secrets | None = None) -> list[Test]:
+    """Copies of `tests` without credentials in their free-text fields (a message can quote anything)."""
+    secrets = secrets if secrets is not None else run_secrets()
+    return [_redact_test(t, secrets) for t in tests]
+
+
+def _redact_test(test: Test, secrets: Secrets) -> Test:
+    out = dict(test)
+    for key in ("message", "reason"):
+        if isinstance(out.get(key), str):
+            out[key] = secrets.redact(out[key])
+    miss = (out.get("replay") or {}).get("miss")
+    if miss and isinstance(miss.get("message"), str):
+        out["replay"] = {**out["replay"], "miss": {**miss, "message": secrets.redact(miss["message"])}}
+    return out
+
+
+def default_environment(runner: str | None = None) -> dict[str, Any]:
+    return {
+        "toolkit_version": __version__,
+        "commit": os.environ.get("GITHUB_SHA") or None,
+        "python": platform.python_version(),
+        "platform": sys.platform,
+        "runner": runner,
+    }
+
+
+def _test_totals(tests: Iterable[Test]) -> dict[str, float]:
+    totals: dict[str, float] = dict.fromkeys(REPLAY_COUNTS, 0)
+    totals["live_cost_usd"] = 0.0
+    for test in tests:
+        replay = test.get("replay")
+        if replay:
+            for key in REPLAY_COUNTS:
+                totals[key] += replay.get(key, 0)
+            totals["live_cost_usd"] += replay.get("live_cost_usd", 0.0)
+    return totals
+
+
+def _replay_block(totals: dict[str, float], not_evaluated: int) -> dict[str, Any]:
+    block: dict[str, Any] = {key: int(totals[key]) for key in REPLAY_COUNTS}
+    # Sums of binary floats drift (0.1 + 0.2); costs are shown to the cent, kept to a micro-dollar.
+    block["live_cost_usd"] = round(totals["live_cost_usd"], 6)
+    block["not_evaluated"] = not_evaluated
+    return block
+
+
+def outcome_counts(tests: Iterable[Test]) -> dict[str, int]:
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for test in tests:
+        counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
+    return counts
+
+
+def summarize(
+    tests: list[Test],
+    egress: dict[str, Any],
+    environment: dict[str, Any] | None = None,
+    *,
+    usage: dict[str, Any] | None = None,
+    duration: float | None = None,
+) -> dict[str, Any]:
+    """The summary block of a report, computed from its test rows."""
+    counts = outcome_counts(tests)
+    summary: dict[str, Any] = {
+        "tests": len(tests),
+        "outcomes": counts,
+        "replay": _replay_block(_test_totals(tests), counts["not_evaluated"]),
+        "usage": dict(usage) if usage else {"calls": 0, "cost_usd": 0.0},
+        "egress": dict(egress),
+        "environment": dict(environment) if environment else default_environment(),
+    }
+    if duration is not None:
+        summary["duration"] = max(0.0, float(duration))
+    return summary
+
+
+def build_report(
+    tests: list[Test],
+    *,
+    egress: dict[str, Any],
+    environment: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None,
+    duration: float | None = None,
+) -> Report:
+    """A schema-valid report-v2 from test rows; free-text fields are redacted on the way in."""
+    rows = redact_tests(tests)
+    summary = summarize(rows, egress, environment, usage=usage, duration=duration)
+    return validate_report({"version": VERSION, "tests": rows, "summary": summary})
+
+
+# --- merging shards ------------------------------------------------------------------------------
+
+
+def merge_reports(reports: list[Report]) -> Report:
+    """One report from CI shards: tests concatenated and de-duplicated by id, the last run kept.
+
+    Totals are recomputed from the kept tests, plus what each shard counted outside any test (calls
+    made before the first test, for example), so nothing a shard saw is lost. The merged run is only
+    as isolated as its weakest shard.
+    """
+    if not reports:
+        raise ReportError("nothing to merge: give at least one report")
+    kept: dict[str, Test] = {}
+    for report in reports:
+        for test in report["tests"]:
+            kept[test["id"]] = test
+    tests = list(kept.values())
+    summaries = [r["summary"] for r in reports]
+    summary = summarize(
+        tests,
+        _merge_egress([s["egress"] for s in summaries]),
+        _merge_environment([s["environment"] for s in summaries]),
+        usage=_merge_usage([s["usage"] for s in summaries]),
+        duration=max((s["duration"] for s in summaries if "duration" in s), default=None),
+    )
+    _add_unattributed(summary["replay"], reports)
+    return validate_report({"version": VERSION, "tests": tests, "summary": summary})
+
+
+def _add_unattributed(replay: dict[str, Any], reports: list[Report]) -> None:
+    for report in reports:
+        add_unattributed(replay, report["tests"], report["summary"]["replay"])
+    otlp = [
+        r["summary"]["replay"]["otlp_requests"] for r in reports if "otlp_requests" in r["summary"]["replay"]
+    ]
+    if otlp:
+        replay["otlp_requests"] = sum(otlp)
+
+
+def add_unattributed(replay: dict[str, Any], tests: list[Test], counted: dict[str, Any]) -> None:
+    """Add to `replay` what a run `counted` beyond the sum of its `tests` (calls outside any test)."""
+    own = _test_totals(tests)
+    for key in REPLAY_COUNTS:
+        replay[key] += max(0, int(counted.get(key, 0)) - int(own[key]))
+    extra_cost = float(counted.get("live_cost_usd", 0.0)) - own["live_cost_usd"]
+    if extra_cost > 1e-9:
+        replay["live_cost_usd"] = round(replay["live_cost_usd"] + extra_cost, 6)
+
+
+def _merge_egress(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    weakest = max((b["mode"] for b in blocks), key=EGRESS_MODES.index)
+    merged: dict[str, Any] = {
+        "mode": weakest,
+        "isolation_verified": all(b["isolation_verified"] for b in blocks),
+    }
+    for key in ("probe", "strategy"):
+        values = {b.get(key) for b in blocks}
+        if len(values) == 1 and None not in values:
+            merged[key] = values.pop()
+    return merged
+
+
+def _merge_environment(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {"toolkit_version": blocks[0]["toolkit_version"]}
+    for key in ("commit", "python", "platform"):
+        merged[key] = next((b[key] for b in blocks if b.get(key)), None)
+    merged["runner"] = "merge"
+    # A report that was itself merged from shards counts as that many shards.
+    merged["shards"] = sum(b.get("shards") or 1 for b in blocks)
+    return merged
+
+
+def _merge_usage(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {"calls": sum(b["calls"] for b in blocks)}
+    for key in ("input_tokens", "output_tokens"):
+        if any(key in b for b in blocks):
+            merged[key] = sum(b.get(key, 0) for b in blocks)
+    merged["cost_usd"] = round(sum(b["cost_usd"] for b in blocks), 6)
+    return merged
+
+
+# --- JUnit XML (its own module, which builds on this one; imported when used) --------------------
+
+
+def from_junit(path: str | Path) -> Report:
+    """A report-v2 from the JUnit XML of any runner (see `attest_toolkit.junit`)."""
+    from .junit import from_junit as read
+
+    return read(path)
+
+
+def to_junit(report: Report, path: str | Path) -> Path:
+    """Write the report as JUnit XML with the replay facts as properties (see `attest_toolkit.junit`)."""
+    from .junit import to_junit as write
+
+    return write(report, path)
+
+
+__all__ = [
+    "EGRESS_MODES",
+    "FAILED_OUTCOMES",
+    "OUTCOMES",
+    "ReportError",
+    "build_report",
+    "dumps",
+    "from_junit",
+    "load_report",
+    "merge_reports",
+    "redact_tests",
+    "summarize",
+    "to_junit",
+    "validate_report",
+    "write_report",
+]
