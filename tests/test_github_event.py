@@ -139,7 +139,7 @@ def test_an_untrusted_artifact_is_validated(tmp_path: Path, doc: dict[str, Any],
     (tmp_path / PR_ARTIFACT).write_text(json.dumps(doc))
     with pytest.raises(UsageError) as caught:
         read_pr_artifact(tmp_path)
-    assert f"malformed artifact: {where}" in str(caught.value)
+    assert f"malformed artifact: invalid at /{where}:" in str(caught.value)
 
 
 def test_a_missing_artifact_says_what_is_missing(tmp_path: Path) -> None:

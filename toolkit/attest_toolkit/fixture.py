@@ -13,21 +13,19 @@ import json
 import os
 import tempfile
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 from typing import Any
-
-import jsonschema
 
 from . import __version__
 from .errors import CredentialFound, FixtureError
 from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
+from .validation import first_error, json_pointer
 
 FORMAT = "attest-fixture"
 VERSION = 1
 SUFFIX = ".attest.json"
 DEFAULT_DIR = Path("tests/attest/fixtures")
-SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA = "fixture.schema.json"
 
 Fixture = dict[str, Any]
 Interaction = dict[str, Any]
@@ -41,16 +39,6 @@ def fixture_path(name: str, fixtures_dir: str | Path | None = None) -> Path:
 def name_of(path: str | Path) -> str:
     name = Path(path).name
     return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else Path(path).stem
-
-
-@cache
-def load_schema(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
-
-
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema("fixture.schema.json"))
 
 
 def canonical_digest(doc: Fixture) -> str:
@@ -88,10 +76,6 @@ def dumps(doc: Fixture) -> str:
 # --- the credential scan -------------------------------------------------------------------------
 
 
-def _pointer(parts: list[str | int]) -> str:
-    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
     """(JSON pointer, kind) of the first credential in `doc`, or None. Never the value itself."""
     stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
@@ -100,14 +84,14 @@ def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
         if isinstance(node, dict):
             for key, value in node.items():
                 if is_secret_key(key) and isinstance(value, str) and value and value != REDACTED:
-                    return _pointer([*where, key]), f'value of a "{key}" key'
+                    return json_pointer([*where, key]), f'value of a "{key}" key'
                 stack.append((value, [*where, key]))
         elif isinstance(node, list):
             stack.extend((v, [*where, i]) for i, v in enumerate(node))
         elif isinstance(node, str):
             kind = secrets.find(node)
             if kind:
-                return _pointer(where), kind
+                return json_pointer(where), kind
     return None
 
 
@@ -136,10 +120,9 @@ def parse_fixture(text: str, path: str | Path) -> Fixture:
             f"fixture format version {version} is newer than this toolkit reads ({VERSION}); upgrade attest-toolkit",
             path,
         )
-    error = next(iter(sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))), None)
-    if error is not None:
-        where = _pointer(list(error.absolute_path)) if error.absolute_path else "the top level"
-        raise FixtureError(f"invalid at {where}: {error.message}", path)
+    problem = first_error(SCHEMA, doc)
+    if problem:
+        raise FixtureError(problem, path)
     return doc
 
 
@@ -168,9 +151,9 @@ def write_fixture(path: str | Path, doc: Fixture, secrets: Secrets | None = None
 
 
 def _validate_before_write(doc: Fixture, path: Path) -> None:
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
-    if error is not None:
-        raise FixtureError(f"refusing to write an invalid fixture: {error.message}", path)
+    problem = first_error(SCHEMA, doc)
+    if problem:
+        raise FixtureError(f"refusing to write an invalid fixture: {problem}", path)
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:

@@ -13,16 +13,14 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from .errors import AttestError
-from .fixture import load_schema
-from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test, first_schema_error
+from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
+from .validation import first_error
 
 DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path(".attest/policy.json"))
 DEFAULTS: dict[str, Any] = {
@@ -121,11 +119,6 @@ _Loader.add_implicit_resolver(
 )
 
 
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema("policy.schema.json"))
-
-
 def default_policy_path(root: Path | None = None) -> Path | None:
     """The first of `.attest/policy.yml|.yaml|.json` under `root` that exists, or None."""
     base = root or Path.cwd()
@@ -173,7 +166,7 @@ def parse_policy(doc: Any, source: str | Path = "policy") -> Policy:
     doc = {} if doc is None else doc
     if not isinstance(doc, dict):
         raise PolicyError("a policy must be a mapping of settings", source)
-    problem = first_schema_error(_validator(), doc)
+    problem = first_error("policy.schema.json", doc)
     if problem:
         raise PolicyError(problem, source)
     settings = {key: doc.get(key, default) for key, default in DEFAULTS.items()}

@@ -13,16 +13,14 @@ import platform
 import re
 import sys
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from . import __version__
 from .errors import AttestError
-from .fixture import atomic_write, load_schema
+from .fixture import atomic_write
 from .secrets import Secrets, environment_secrets
+from .validation import first_error
 
 VERSION = 2
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_evaluated")
@@ -42,30 +40,6 @@ class ReportError(AttestError):
 # --- validation ------------------------------------------------------------------------------------
 
 
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema("report-v2.schema.json"))
-
-
-def json_pointer(parts: Iterable[str | int]) -> str:
-    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def first_schema_error(validator: jsonschema.protocols.Validator, doc: Any) -> str | None:
-    """`invalid at /tests/3/outcome: ...` for the first error in document order, or None."""
-    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
-        return None
-    error = errors[0]
-    where = json_pointer(error.absolute_path) if error.absolute_path else "the top level"
-    return f"invalid at {where}: {_one_line(error.message, 200)}"
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def validate_report(report: Any, path: str | Path | None = None) -> Report:
     """Raise ReportError naming the first schema violation; return the report unchanged otherwise."""
     if not isinstance(report, dict):
@@ -76,7 +50,7 @@ def validate_report(report: Any, path: str | Path | None = None) -> Report:
         raise ReportError(
             f"report version {version} is not the version this toolkit reads ({VERSION}){newer}", path
         )
-    problem = first_schema_error(_validator(), report)
+    problem = first_error("report-v2.schema.json", report)
     if problem:
         raise ReportError(problem, path)
     return report

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from ..errors import UsageError
-from ..fixture import atomic_write, load_schema
+from ..fixture import atomic_write
+from ..validation import first_error
 
 PR_ARTIFACT = "attest-pr.json"
 DEFAULT_API_URL = "https://api.github.com"
@@ -191,8 +190,6 @@ def read_pr_artifact(location: str | Path) -> PrArtifact:
 
 
 def _validate_artifact(doc: Any, path: Path) -> None:
-    validator = jsonschema.Draft202012Validator(load_schema("pr-artifact.schema.json"))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        raise UsageError(f"malformed artifact: {where}: {error.message}", path)
+    problem = first_error("pr-artifact.schema.json", doc)
+    if problem:
+        raise UsageError(f"malformed artifact: {problem}", path)
