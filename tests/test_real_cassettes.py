@@ -1,0 +1,426 @@
+"""Every real provider recording in the shared cassettes imports, and replays to the official SDKs.
+
+Each cassette is imported into a fixture, then every recorded request is rebuilt as an official SDK
+call (openai / anthropic, sync and async) against a strict replay session. What the SDK parses must
+equal what the provider sent, except that volatile ids now read as placeholders ({{id_N}}), each
+standing for one recorded value throughout. Recorded errors raise the SDK's own exception class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import inspect
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anthropic
+import openai
+import pytest
+import requests
+import yaml
+from attest_toolkit import fixture as fx
+from attest_toolkit.engine import Engine
+from attest_toolkit.importer import import_cassettes
+from attest_toolkit.secrets import Secrets
+
+REPO = Path(__file__).resolve().parents[1]
+CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))
+FILES = sorted(CASSETTES.glob("*/*.yaml"))
+
+
+def case_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+ASYNC_SUBSET = {
+    "openai/chat_basic_nonstream",
+    "openai/chat_tool_call_stream",
+    "openai/responses_tool_use_stream",
+    "openai/error_404_chat_model_not_found",
+    "anthropic/messages_multiturn_nonstream",
+    "anthropic/messages_tool_use_stream_gzip",
+    "anthropic/error_404_count_tokens_parsed",
+}
+ERRORS = {
+    "openai": {400: openai.BadRequestError, 404: openai.NotFoundError},
+    "anthropic": {400: anthropic.BadRequestError, 404: anthropic.NotFoundError},
+}
+PLACEHOLDER = re.compile(r"\{\{(?:id|ts|email)_[0-9]+\}\}|\{\{redacted\}\}")
+
+pytestmark = [
+    pytest.mark.skipif(not FILES, reason=f"no real cassettes under {CASSETTES}"),
+    # The recordings name models the SDK now flags as deprecated; that is the recording, not a fault.
+    pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning"),
+]
+
+
+# --- what the cassette recorded, read independently of the importer --------------------------------
+
+
+@dataclass(frozen=True)
+class Recorded:
+    provider: str
+    path: str
+    query: str
+    body: dict[str, Any]
+    status: int
+    response: bytes
+    sse: bool
+
+
+def _response_bytes(response: dict[str, Any]) -> bytes:
+    if "parsed_body" in response:
+        return json.dumps(response["parsed_body"]).encode()
+    raw = response["body"]["string"]
+    raw = raw.encode() if isinstance(raw, str) else raw
+    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+
+
+def recorded(path: Path) -> list[Recorded]:
+    out = []
+    for item in yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]:
+        request, response = item["request"], item["response"]
+        body = request["parsed_body"] if "parsed_body" in request else json.loads(request["body"])
+        uri = request["uri"]
+        provider = "anthropic" if "anthropic.com" in uri else "openai"
+        path_part, _, query = uri.split("://", 1)[1].partition("/")[2].partition("?")
+        content_type = next(v[0] for k, v in response["headers"].items() if k.lower() == "content-type")
+        out.append(
+            Recorded(
+                provider=provider,
+                path="/" + path_part,
+                query=query,
+                body=body,
+                status=response["status"]["code"],
+                response=_response_bytes(response),
+                sse=content_type.startswith("text/event-stream"),
+            )
+        )
+    return out
+
+
+def sse_payloads(raw: bytes) -> list[Any]:
+    """The JSON data of each event, as an SDK would see it (`[DONE]` and pings dropped)."""
+    payloads = []
+    for event in re.split(r"\r?\n\r?\n", raw.decode()):
+        data = "\n".join(line[5:].lstrip(" ") for line in event.splitlines() if line.startswith("data:"))
+        if not data or data.startswith("[DONE]"):
+            continue
+        payload = json.loads(data)
+        if payload.get("type") != "ping":
+            payloads.append(payload)
+    return payloads
+
+
+# --- comparing modulo placeholders ------------------------------------------------------------------
+
+
+class Placeholders:
+    """Checks that a served value equals the recorded one where each placeholder stands for one value."""
+
+    def __init__(self) -> None:
+        self.meaning: dict[str, str] = {}
+
+    def same(self, served: Any, original: Any, where: str = "") -> None:
+        if isinstance(served, dict) and isinstance(original, dict):
+            assert served.keys() == original.keys(), where
+            for key in served:
+                self.same(served[key], original[key], f"{where}/{key}")
+        elif isinstance(served, list) and isinstance(original, list):
+            assert len(served) == len(original), where
+            for i, (a, b) in enumerate(zip(served, original, strict=True)):
+                self.same(a, b, f"{where}/{i}")
+        elif isinstance(served, str) and isinstance(original, str):
+            self.same_text(served, original, where)
+        else:
+            assert served == original, where
+
+    def same_text(self, served: str, original: str, where: str = "") -> None:
+        marks = PLACEHOLDER.findall(served)
+        if not marks:
+            assert served == original, where
+            return
+        literal = PLACEHOLDER.split(served)
+        pattern = "".join(
+            re.escape(part) + ("(.+?)" if i < len(marks) else "") for i, part in enumerate(literal)
+        )
+        match = re.fullmatch(pattern, original, re.DOTALL)
+        assert match, f"{where}: {served!r} is not {original!r} with ids templated"
+        for mark, value in zip(marks, match.groups(), strict=True):
+            assert self.meaning.setdefault(mark, value) == value, f"{where}: {mark} stands for two values"
+
+
+def gist(payloads: list[Any]) -> dict[str, Any]:
+    """What a user reads from a reply: its text, its tool calls (name and arguments), its usage."""
+    text: list[str] = []
+    tools: list[Any] = []
+    usage: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in sorted(node.items()):
+                if key in ("content", "text", "delta", "arguments", "partial_json") and isinstance(
+                    value, str
+                ):
+                    text.append(value)
+                elif (key == "name" and isinstance(value, str)) or (
+                    key == "input" and isinstance(value, dict)
+                ):
+                    tools.append(value)
+                elif key == "usage" and value:
+                    usage.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(payloads)
+    return {"text": "".join(text), "tools": tools, "usage": usage}
+
+
+# --- the SDK calls ----------------------------------------------------------------------------------
+
+
+def sdk_method(client: Any, rec: Recorded) -> Any:
+    if rec.provider == "openai":
+        kind = rec.path.rsplit("/v1/", 1)[1]
+        return {
+            "chat/completions": client.chat.completions,
+            "responses": client.responses,
+            "embeddings": client.embeddings,
+        }[kind].create
+    messages = client.beta.messages if "beta=true" in rec.query else client.messages
+    return messages.count_tokens if rec.path.endswith("/count_tokens") else messages.create
+
+
+def arguments(method: Any, rec: Recorded) -> dict[str, Any]:
+    """The recorded request as keyword arguments: body keys the SDK method does not name go in
+    extra_body, and the recorded query string in extra_query (anthropic 2.x no longer puts the
+    `?beta=true` of its beta endpoints on the wire, and the query is part of the match)."""
+    named = inspect.signature(method).parameters
+    kwargs = {k: v for k, v in rec.body.items() if k in named}
+    extra = {k: v for k, v in rec.body.items() if k not in named}
+    if extra:
+        kwargs["extra_body"] = extra
+    if rec.query:
+        kwargs["extra_query"] = dict(parse_qsl(rec.query))
+    return kwargs
+
+
+def clients(env: dict[str, str], asynchronous: bool) -> dict[str, Any]:
+    kinds = (
+        (openai.AsyncOpenAI, anthropic.AsyncAnthropic)
+        if asynchronous
+        else (openai.OpenAI, anthropic.Anthropic)
+    )
+    return {
+        "openai": kinds[0](base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"], max_retries=0),
+        "anthropic": kinds[1](
+            base_url=env["ANTHROPIC_BASE_URL"], api_key=env["ANTHROPIC_API_KEY"], max_retries=0
+        ),
+    }
+
+
+def as_dict(parsed: Any) -> Any:
+    # A base64 embedding is a str where the model declares list[float]; pydantic would warn on dump.
+    return parsed.to_dict(warnings=False)
+
+
+def served(result: Any, rec: Recorded) -> list[Any]:
+    return [as_dict(item) for item in result] if rec.sse else [as_dict(result)]
+
+
+def call_sync(client: Any, rec: Recorded) -> list[Any]:
+    method = sdk_method(client, rec)
+    result = method(**arguments(method, rec))
+    return served(result, rec)
+
+
+async def call_async(client: Any, rec: Recorded) -> list[Any]:
+    method = sdk_method(client, rec)
+    result = await method(**arguments(method, rec))
+    if rec.sse:
+        return [as_dict(item) async for item in result]
+    return [as_dict(result)]
+
+
+def expected(rec: Recorded) -> list[Any]:
+    return sse_payloads(rec.response) if rec.sse else [json.loads(rec.response)]
+
+
+def check_reply(got: list[Any], rec: Recorded, stored: dict, placeholders: Placeholders) -> None:
+    original = expected(rec)
+    assert gist(got) == gist(original)  # text, tool calls and usage exactly as the provider sent them
+    placeholders.same(got, original)  # and everything else, ids read as placeholders
+    body = stored["response"]["body"]
+    assert got == (sse_payloads("".join(body["sse"]).encode()) if rec.sse else [body["json"]])
+
+
+def check_error(exc: Exception, rec: Recorded, placeholders: Placeholders) -> None:
+    assert isinstance(exc, ERRORS[rec.provider][rec.status])
+    assert exc.status_code == rec.status
+    recorded_error = json.loads(rec.response)
+    error = recorded_error.get("error", recorded_error)
+    assert error["message"] in exc.message
+    placeholders.same(exc.body, error if rec.provider == "openai" else recorded_error)
+
+
+# --- fixtures ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    with Engine(env={}, secrets=Secrets()) as running:
+        yield running
+
+
+def imported(cassette: Path, tmp_path: Path) -> tuple[Path, fx.Fixture]:
+    result = import_cassettes([cassette], cassette.stem, tmp_path, secrets=Secrets())
+    return result.path, fx.read_fixture(result.path, Secrets())
+
+
+async def replay_calls(
+    sdk: dict[str, Any], recs: list[Recorded], doc: fx.Fixture, asynchronous: bool
+) -> None:
+    placeholders = Placeholders()
+    for rec, stored in zip(recs, fx.model_interactions(doc), strict=True):
+        client = sdk[rec.provider]
+        try:
+            got = await call_async(client, rec) if asynchronous else call_sync(client, rec)
+        except (openai.APIStatusError, anthropic.APIStatusError) as exc:
+            assert rec.status >= 400, f"the SDK raised {exc!r} for a recorded {rec.status}"
+            check_error(exc, rec, placeholders)
+        else:
+            assert rec.status < 400, f"the SDK did not raise for a recorded {rec.status}"
+            check_reply(got, rec, stored, placeholders)
+
+
+def replay_all(engine: Engine, fixture_path: Path, asynchronous: bool) -> tuple[dict, int]:
+    """Replay every recorded call with the official SDK; the session summary and the call count."""
+    doc = fx.read_fixture(fixture_path, Secrets())
+    recs = recorded(Path(doc["source"]["imported_from"]))
+    sid, env = engine.open_session([fixture_path], "strict")
+    try:
+        asyncio.run(replay_calls(clients(env, asynchronous), recs, doc, asynchronous))
+    finally:
+        summary = engine.close_session(sid)
+    return summary, len(recs)
+
+
+# --- tests ------------------------------------------------------------------------------------------
+
+
+def test_all_29_real_cassettes_are_present() -> None:
+    assert len(FILES) == 29, f"expected the 29 shared cassettes under {CASSETTES}"
+
+
+@pytest.mark.parametrize("cassette", FILES, ids=case_id)
+def test_imports_and_replays_to_the_official_sdk(cassette: Path, tmp_path: Path, engine: Engine) -> None:
+    path, doc = imported(cassette, tmp_path)
+    assert len(fx.model_interactions(doc)) == len(recorded(cassette))
+    summary, calls = replay_all(engine, path, asynchronous=False)
+    assert (summary["replayed"], summary["misses"], summary["unused"], summary["live"]) == (calls, 0, 0, 0)
+
+
+@pytest.mark.parametrize("cassette", [p for p in FILES if case_id(p) in ASYNC_SUBSET], ids=case_id)
+def test_replays_to_the_async_clients(cassette: Path, tmp_path: Path, engine: Engine) -> None:
+    path, _ = imported(cassette, tmp_path)
+    summary, calls = replay_all(engine, path, asynchronous=True)
+    assert (summary["replayed"], summary["misses"], summary["unused"]) == (calls, 0, 0)
+
+
+STREAMS = [p for p in FILES if any(r.sse for r in recorded(p))]
+
+
+@pytest.mark.parametrize("cassette", STREAMS, ids=case_id)
+def test_streams_are_served_byte_for_byte(cassette: Path, tmp_path: Path, engine: Engine) -> None:
+    path, doc = imported(cassette, tmp_path)
+    sid, env = engine.open_session([path], "strict")
+    try:
+        placeholders = Placeholders()
+        for rec, stored in zip(recorded(cassette), fx.model_interactions(doc), strict=True):
+            base = (
+                env["OPENAI_BASE_URL"].removesuffix("/v1")
+                if rec.provider == "openai"
+                else env["ANTHROPIC_BASE_URL"]
+            )
+            url = base + rec.path + (f"?{rec.query}" if rec.query else "")
+            answer = requests.post(url, json=rec.body, timeout=30)
+            assert answer.status_code == rec.status
+            assert answer.headers["content-type"].startswith("text/event-stream")
+            assert answer.content == "".join(stored["response"]["body"]["sse"]).encode()
+            # The same bytes the provider sent, frame separators and all, with only ids templated.
+            placeholders.same_text(answer.content.decode(), rec.response.decode())
+    finally:
+        summary = engine.close_session(sid)
+    assert summary["misses"] == 0
+
+
+def recorded_stream_parts(rec: Recorded) -> tuple[str, list[str]]:
+    """The streamed text and each tool call's streamed arguments, joined, from the cassette itself."""
+    text: list[str] = []
+    args: dict[int, list[str]] = {}
+    for event in sse_payloads(rec.response):
+        kind = event.get("type", "")
+        if kind == "content_block_delta":
+            delta = event["delta"]
+            text.append(delta.get("text", ""))
+            args.setdefault(event["index"], []).append(delta.get("partial_json", ""))
+        elif kind == "response.output_text.delta":
+            text.append(event["delta"])
+        elif kind == "response.function_call_arguments.delta":
+            args.setdefault(event["output_index"], []).append(event["delta"])
+        for choice in event.get("choices") or []:
+            text.append(choice["delta"].get("content") or "")
+            for call in choice["delta"].get("tool_calls") or []:
+                args.setdefault(call["index"], []).append(call["function"].get("arguments") or "")
+    return "".join(text), ["".join(parts) for _, parts in sorted(args.items()) if "".join(parts)]
+
+
+def final_parts(client: Any, rec: Recorded) -> tuple[str, list[str]]:
+    """Text and tool arguments as the SDK's accumulating stream helper assembles them."""
+    kwargs = {k: v for k, v in arguments(sdk_method(client, rec), rec).items() if k != "stream"}
+    if rec.provider == "anthropic":
+        with client.messages.stream(**kwargs) as stream:
+            message = stream.get_final_message()
+        text = "".join(b.text for b in message.content if b.type == "text")
+        return text, [
+            json.dumps(b.input, separators=(",", ":")) for b in message.content if b.type == "tool_use"
+        ]
+    if rec.path.endswith("/responses"):
+        with client.responses.stream(**kwargs) as stream:
+            response = stream.get_final_response()
+        return response.output_text, [i.arguments for i in response.output if i.type == "function_call"]
+    with client.chat.completions.stream(**kwargs) as stream:
+        message = stream.get_final_completion().choices[0].message
+    return message.content or "", [c.function.arguments for c in message.tool_calls or []]
+
+
+HELPER_CASES = [
+    "anthropic/messages_tool_use_stream",
+    "openai/chat_tools_stream_roundtrip_parsed",
+    "openai/responses_tool_use_stream",
+]
+
+
+@pytest.mark.parametrize("case", HELPER_CASES)
+def test_stream_helpers_assemble_the_recorded_reply(case: str, tmp_path: Path, engine: Engine) -> None:
+    cassette = CASSETTES / f"{case}.yaml"
+    path, _ = imported(cassette, tmp_path)
+    sid, env = engine.open_session([path], "strict")
+    try:
+        for rec in recorded(cassette):
+            text, args = final_parts(clients(env, asynchronous=False)[rec.provider], rec)
+            want_text, want_args = recorded_stream_parts(rec)
+            assert text == want_text
+            assert [json.loads(a) for a in args] == [json.loads(a) for a in want_args]
+    finally:
+        summary = engine.close_session(sid)
+    assert (summary["misses"], summary["unused"]) == (0, 0)

@@ -1,0 +1,351 @@
+"""Import vcrpy / pytest-recording cassettes as an attest fixture.
+
+Reads the cassette forms found in the wild: stock vcrpy YAML (bodies as text, or `!!binary` when the
+recorded body was compressed or not UTF-8), vcrpy's JSON serializer, pydantic-ai's serializer (JSON
+bodies stored as a structured `parsed_body`), and the older httpx form (`status_code`, `content`).
+Every interaction goes through one `normalize.Templater`, so ids stay consistent across the whole
+import and credentials are redacted before anything is written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from . import fixture as fx
+from .errors import AttestError, UsageError
+from .normalize import Exchange, Templater, provider_for
+from .secrets import Secrets, environment_secrets
+from .validation import load_schema
+
+try:  # libyaml is several times faster on big cassettes; the pure-Python loader reads the same
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+CASSETTE_VERSION = 1
+NAME_PATTERN = load_schema("fixture.schema.json")["properties"]["name"]["pattern"]
+
+# Called after each converted interaction with (done, total), for a progress display.
+Progress = Callable[[int, int], None]
+
+
+class CassetteError(AttestError):
+    """A cassette that cannot be read: not YAML/JSON, not a vcrpy cassette, or missing fields."""
+
+
+class MissingCodec(ValueError):
+    """A body is compressed with a codec whose optional package is not installed."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    path: Path
+    interactions: int
+    cassettes: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cassette interaction as a wire exchange, and the provider it was sent to."""
+
+    exchange: Exchange
+    provider: str
+
+
+# --- reading a cassette ---------------------------------------------------------------------------
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f" (line {mark.line + 1}, column {mark.column + 1}: {problem})" if mark else f" ({problem})"
+    return "not valid YAML" + where
+
+
+def _parse(text: str, path: Path) -> Any:
+    if text.lstrip().startswith("{"):  # vcrpy's JSON serializer; YAML would read most of it too
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            if path.suffix.lower() == ".json":
+                where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                raise CassetteError(f"not valid JSON ({where})", path) from None
+    try:
+        return yaml.load(text, Loader=_Loader)  # a safe loader (C or Python)
+    except yaml.YAMLError as exc:
+        raise CassetteError(_yaml_problem(exc), path) from None
+
+
+def read_cassette(path: str | Path) -> list[dict[str, Any]]:
+    """The interactions of a vcrpy cassette; a one-line CassetteError if it is not one."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise CassetteError("no such cassette", path) from None
+    except IsADirectoryError:
+        raise CassetteError("is a directory, not a cassette", path) from None
+    except OSError as exc:
+        raise CassetteError(f"cannot read: {exc.strerror or exc}", path) from None
+    except UnicodeDecodeError:
+        raise CassetteError("not a text file (a cassette is UTF-8 YAML or JSON)", path) from None
+    doc = _parse(text, path)
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "request" in doc[0]:
+        raise CassetteError(
+            "a cassette in vcrpy's pre-1.0 format; migrate it with `python -m vcr.migration`", path
+        )
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
+        raise CassetteError("not a vcrpy cassette (no `interactions` list)", path)
+    version = doc.get("version", CASSETTE_VERSION)
+    if version != CASSETTE_VERSION:
+        raise CassetteError(f"cassette format version {version!r} is not supported (vcrpy writes 1)", path)
+    return doc["interactions"]
+
+
+# --- one interaction -> one Exchange --------------------------------------------------------------
+
+
+def _field(mapping: Any, key: str, what: str, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise ValueError(f"{what} has no `{key}`")
+    value = mapping[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{what} `{key}` is {type(value).__name__}, not {_kind_name(kind)}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _as_bytes(value: Any, what: str) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise ValueError(f"{what} is {type(value).__name__}, not text")
+
+
+def _json_bytes(parsed: Any) -> bytes:
+    # pydantic-ai's serializer rebuilds bodies with json.dumps and set content-length to match.
+    return json.dumps(parsed).encode("utf-8")
+
+
+def _request_body(request: dict[str, Any]) -> bytes:
+    if "parsed_body" in request:
+        return _json_bytes(request["parsed_body"])
+    body = request.get("body")
+    if isinstance(body, dict) and "string" in body:  # some recorders store requests like responses
+        body = body["string"]
+    return _as_bytes(body, "request body")
+
+
+def _headers(raw: Any) -> list[tuple[str, str]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise ValueError("response `headers` is not a mapping")
+    pairs: list[tuple[str, str]] = []
+    for name, values in raw.items():
+        for value in values if isinstance(values, list) else [values]:
+            pairs.append((str(name), "" if value is None else str(value)))
+    return pairs
+
+
+def _header(pairs: Iterable[tuple[str, str]], name: str) -> str:
+    return ", ".join(v for k, v in pairs if k.lower() == name)
+
+
+def _status(response: dict[str, Any]) -> int:
+    if "status_code" in response and "status" not in response:  # vcrpy's older httpx form
+        code = _field(response, "status_code", "response", int)
+    else:
+        code = _field(_field(response, "status", "response", dict), "code", "response `status`", int)
+    if not 100 <= code <= 599:
+        raise ValueError(f"response status {code} is not an HTTP status")
+    return code
+
+
+def _response_raw(response: dict[str, Any]) -> bytes:
+    if "parsed_body" in response:
+        return _json_bytes(response["parsed_body"])
+    if "content" in response and "body" not in response:  # vcrpy's older httpx form
+        return _as_bytes(response["content"], "response `content`")
+    body = response.get("body")
+    if body is None:
+        return b""
+    if isinstance(body, dict):
+        return _as_bytes(body.get("string"), "response body `string`")
+    return _as_bytes(body, "response body")
+
+
+def _is_text(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _inflate(raw: bytes) -> bytes:
+    try:
+        return zlib.decompress(raw)
+    except zlib.error:  # servers send raw deflate as often as the zlib-wrapped form
+        return zlib.decompress(raw, -zlib.MAX_WBITS)
+
+
+def _brotli(raw: bytes) -> bytes:
+    try:
+        import brotli  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            import brotlicffi as brotli  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            raise MissingCodec("a brotli (br) body; install the `brotli` package to import it") from None
+    return brotli.decompress(raw)
+
+
+def _zstd(raw: bytes) -> bytes:
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError:
+        raise MissingCodec("a zstd body; install the `zstandard` package to import it") from None
+    return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+
+
+DECODERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.decompress,
+    "x-gzip": gzip.decompress,
+    "deflate": _inflate,
+    "br": _brotli,
+    "zstd": _zstd,
+}
+
+
+def decode_body(raw: bytes, content_encoding: str) -> bytes:
+    """Undo Content-Encoding (applied in order, so undone in reverse).
+
+    A cassette may keep the header but hold the body already decoded (vcrpy's older httpx form
+    stored the decoded content); such a text body is taken as it is.
+    """
+    codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+    for coding in reversed(codings):
+        if coding == "identity" or not raw:
+            continue
+        decoder = DECODERS.get(coding)
+        if decoder is None:
+            raise ValueError(f"response Content-Encoding {coding!r} is not supported")
+        if coding in ("gzip", "x-gzip") and not raw.startswith(b"\x1f\x8b") and _is_text(raw):
+            continue
+        try:
+            raw = decoder(raw)
+        except MissingCodec:
+            raise
+        except Exception:  # each codec has its own error type (OSError, EOFError, zlib.error, ...)
+            if _is_text(raw):
+                continue
+            raise ValueError(f"response body says Content-Encoding: {coding} but does not decode") from None
+    return raw
+
+
+def provider_of(host: str, path: str) -> str:
+    """The provider by host (api.openai.com, *.openai.azure.com, api.anthropic.com), else by path."""
+    return provider_for(path, host)
+
+
+def exchange_of(interaction: Any) -> Entry:
+    """Convert one cassette interaction; ValueError names the missing or malformed field."""
+    request = _field(interaction, "request", "interaction", dict)
+    response = _field(interaction, "response", "interaction", dict)
+    method = _field(request, "method", "request", str).upper()
+    uri = _field(request, "uri", "request", str)
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("request `uri` is not an http(s) URL")  # not echoed: a query may hold a key
+    headers = _headers(response.get("headers"))
+    body = decode_body(_response_raw(response), _header(headers, "content-encoding"))
+    exchange = Exchange(
+        method=method,
+        path=parts.path or "/",
+        query=parts.query,
+        request_body=_request_body(request),
+        status=_status(response),
+        response_headers=headers,
+        response_body=body,
+    )
+    return Entry(exchange, provider_of(parts.hostname, exchange.path))
+
+
+def entries_of(path: str | Path) -> list[Entry]:
+    """Every interaction of one cassette, converted; errors name the file and the interaction."""
+    entries = []
+    for number, interaction in enumerate(read_cassette(path), start=1):
+        try:
+            entries.append(exchange_of(interaction))
+        except ValueError as exc:
+            raise CassetteError(f"interaction {number}: {exc}", path) from None
+    return entries
+
+
+# --- the import -----------------------------------------------------------------------------------
+
+
+def check_name(name: str) -> None:
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise UsageError(
+            f"fixture name {name!r} must start with a letter or digit and hold only letters, digits,"
+            " '.', '_' and '-'"
+        )
+
+
+def build_fixture(
+    name: str, cassettes: Sequence[str | Path], secrets: Secrets, progress: Progress | None = None
+) -> fx.Fixture:
+    """One fixture from several cassettes, in order, through one Templater so ids stay consistent."""
+    entries = [entry for cassette in cassettes for entry in entries_of(cassette)]
+    templater = Templater(secrets)
+    interactions = []
+    for done, entry in enumerate(entries, start=1):
+        interactions.append(templater.record(entry.exchange, entry.provider))
+        if progress is not None:
+            progress(done, len(entries))
+    source = {**fx.new_source([]), "imported_from": ", ".join(str(c) for c in cassettes)}
+    return fx.new_fixture(name, source, interactions)
+
+
+def import_cassettes(
+    cassettes: Sequence[str | Path],
+    name: str,
+    fixtures_dir: str | Path | None = None,
+    *,
+    force: bool = False,
+    secrets: Secrets | None = None,
+    progress: Progress | None = None,
+) -> Imported:
+    """Import vcrpy cassettes into `<fixtures_dir>/<name>.attest.json` (scanned, atomic, 0600)."""
+    if not cassettes:
+        raise UsageError("name at least one cassette to import")
+    check_name(name)
+    target = fx.fixture_path(name, fixtures_dir)
+    if target.exists() and not force:
+        raise UsageError("fixture exists; pass --force to overwrite it", target)
+    secrets = secrets if secrets is not None else environment_secrets()
+    doc = build_fixture(name, cassettes, secrets, progress)
+    count = len(fx.model_interactions(doc))
+    if count == 0:
+        raise UsageError("the cassettes hold no interactions; nothing to import", cassettes[0])
+    fx.write_fixture(target, doc, secrets)
+    return Imported(target, count, len(cassettes))
