@@ -202,15 +202,16 @@ def sdk_method(client: Any, rec: Recorded) -> Any:
 
 def arguments(method: Any, rec: Recorded) -> dict[str, Any]:
     """The recorded request as keyword arguments: body keys the SDK method does not name go in
-    extra_body, and the recorded query string in extra_query (anthropic 2.x no longer puts the
-    `?beta=true` of its beta endpoints on the wire, and the query is part of the match)."""
+    extra_body. The recorded `?beta=true` is not passed: anthropic 2.x no longer puts it on the wire,
+    and the match ignores it, so today's SDK replays a recording made by an older one."""
     named = inspect.signature(method).parameters
     kwargs = {k: v for k, v in rec.body.items() if k in named}
     extra = {k: v for k, v in rec.body.items() if k not in named}
     if extra:
         kwargs["extra_body"] = extra
-    if rec.query:
-        kwargs["extra_query"] = dict(parse_qsl(rec.query))
+    query = {k: v for k, v in parse_qsl(rec.query) if k != "beta"}
+    if query:
+        kwargs["extra_query"] = query
     return kwargs
 
 

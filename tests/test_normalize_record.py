@@ -1,0 +1,226 @@
+"""Capture-side templating: a run's exchanges become fixture interactions the SDKs still read."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic.types import Message, RawMessageStreamEvent
+from attest_toolkit import fixture as fx
+from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse
+from attest_toolkit.secrets import REDACTED, Secrets
+from normalize_cassettes import FILES, IDS, exchanges
+from openai.types import CreateEmbeddingResponse
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.responses import Response, ResponseStreamEvent
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+NO_SECRETS = Secrets.of([])
+RAW_ID = re.compile(r"\b(?:chatcmpl-|call_|resp_|msg_|fc_|toolu_|req_)[A-Za-z0-9]{16,}")
+
+pytestmark = pytest.mark.skipif(not FILES, reason="the shared real cassettes are not available")
+
+
+def record_run(name: str, secrets: Secrets = NO_SECRETS) -> list[dict[str, Any]]:
+    templater = Templater(secrets)
+    return [templater.record(exchange) for exchange in exchanges(name)]
+
+
+def sse_data(events: list[str]) -> list[dict[str, Any]]:
+    found = []
+    for event in events:
+        for line in event.splitlines():
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                found.append(json.loads(line[5:]))
+    return found
+
+
+# --- one numbering for the whole run --------------------------------------------------------------
+
+
+def test_a_response_id_echoed_in_the_next_request_gets_the_same_placeholder() -> None:
+    first, second = record_run("openai/responses_tool_use_stream")
+    added = next(
+        d for d in sse_data(first["response"]["body"]["sse"]) if d["type"] == "response.output_item.added"
+    )
+    call_id = added["item"]["call_id"]
+    assert re.fullmatch(r"call_\{\{id_[0-9]+\}\}", call_id)
+    sent_back = [item for item in second["request"]["json"]["input"] if item.get("call_id")]
+    assert [item["call_id"] for item in sent_back] == [call_id, call_id]
+    # Each distinct recorded value has its own number: the second response's id is a new one.
+    second_id = sse_data(second["response"]["body"]["sse"])[0]["response"]["id"]
+    assert second_id != sse_data(first["response"]["body"]["sse"])[0]["response"]["id"]
+
+
+def test_numbering_is_consistent_across_a_three_call_chat_run() -> None:
+    runs = record_run("openai/chat_tools_chain_nonstream_gzip")
+    served = [run["response"]["body"]["json"]["choices"][0]["message"].get("tool_calls") for run in runs]
+    first_call, second_call = served[0][0]["id"], served[1][0]["id"]
+    assert first_call != second_call
+    last_request = runs[2]["request"]["json"]["messages"]
+    assert [m.get("tool_call_id") for m in last_request if m["role"] == "tool"] == [first_call, second_call]
+    assert [m["tool_calls"][0]["id"] for m in last_request if m.get("tool_calls")] == [
+        first_call,
+        second_call,
+    ]
+
+
+def test_anthropic_tool_use_ids_are_shared_between_response_and_next_request() -> None:
+    first, second = record_run("anthropic/messages_parallel_tool_use_nonstream_parsed")
+    served = [
+        block["id"] for block in first["response"]["body"]["json"]["content"] if block["type"] == "tool_use"
+    ]
+    assert len(set(served)) == 4
+    results = [block["tool_use_id"] for block in second["request"]["json"]["messages"][-1]["content"]]
+    assert results == served
+
+
+# --- what is stored ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_a_recorded_run_is_a_valid_fixture_without_raw_ids(name: str, tmp_path: Path) -> None:
+    doc = fx.new_fixture("run", fx.new_source(["python", "agent.py"]), record_run(name))
+    path = fx.write_fixture(tmp_path / "run.attest.json", doc, NO_SECRETS)
+    text = path.read_text(encoding="utf-8")
+    assert fx.read_fixture(path, NO_SECRETS)["channels"]["model"] == doc["channels"]["model"]
+    assert RAW_ID.findall(text) == []
+
+
+def test_only_the_headers_that_matter_for_replay_are_kept() -> None:
+    stored = record_run("anthropic/messages_tool_use_stream_gzip")[0]
+    headers = stored["response"]["headers"]
+    assert set(headers) == {"content-type", "request-id"}
+    assert headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert re.fullmatch(r"req_\{\{id_[0-9]+\}\}", headers["request-id"])
+    raw_names = {
+        name.lower() for name, _ in exchanges("anthropic/messages_tool_use_stream_gzip")[0].response_headers
+    }
+    assert {"content-encoding", "date", "cf-ray"} <= raw_names
+
+
+def test_tool_result_contents_are_stored_literally() -> None:
+    uuid = "3f2b8c1e-5d4a-4e6f-9a7b-2c1d0e9f8a7b"
+    body = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": f"Look up ticket {uuid}"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01LtHJmixrs9NcWQkK8hu8hj", "content": uuid}
+                ],
+            },
+        ],
+    }
+    exchange = Exchange("POST", "/v1/messages", "", json.dumps(body).encode(), 200, [], b"{}")
+    stored = Templater(NO_SECRETS).record(exchange)["request"]["json"]["messages"]
+    assert stored[0]["content"] == "Look up ticket {{id_1}}"
+    assert stored[1]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_{{id_2}}",
+        "content": uuid,
+    }
+
+
+def test_secrets_are_redacted_everywhere_they_travel() -> None:
+    env_value = "s3cr3t-from-dot-env-file"
+    secrets = Secrets.of([env_value])
+    request = {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": f"my password is {env_value}"}],
+        "api_key": "anything at all",
+    }
+    response = {"id": "chatcmpl-Bx1AbC9dEf2GhI3jKl4MnO5pQr", "echo": f"you said {env_value}"}
+    exchange = Exchange(
+        "POST",
+        "/v1/chat/completions",
+        f"token=abc&trace={env_value}",
+        json.dumps(request).encode(),
+        200,
+        [("Content-Type", "application/json"), ("x-request-id", env_value), ("Set-Cookie", "a=b")],
+        json.dumps(response).encode(),
+    )
+    stored = Templater(secrets).record(exchange)
+    assert env_value not in json.dumps(stored)
+    assert stored["query"] == f"trace={REDACTED}"
+    assert stored["request"]["json"]["api_key"] == REDACTED
+    assert stored["response"]["headers"] == {"content-type": "application/json", "x-request-id": REDACTED}
+    assert fx.find_credential(stored, secrets) is None
+
+
+# --- the SDKs still read templated responses -------------------------------------------------------
+
+JSON_MODELS: dict[tuple[str, str], type[BaseModel]] = {
+    ("openai", "chat"): ChatCompletion,
+    ("openai", "responses"): Response,
+    ("openai", "other"): CreateEmbeddingResponse,
+    ("anthropic", "messages"): Message,
+}
+EVENT_ADAPTERS: dict[tuple[str, str], TypeAdapter[Any]] = {
+    ("openai", "chat"): TypeAdapter(ChatCompletionChunk),
+    ("openai", "responses"): TypeAdapter(ResponseStreamEvent),
+    ("anthropic", "messages"): TypeAdapter(RawMessageStreamEvent),
+}
+
+
+def _validates(check: Any, value: Any) -> bool:
+    try:
+        check(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _bodies(name: str) -> list[tuple[tuple[str, str], Any, Any]]:
+    """(endpoint, raw body, templated body) per JSON response and per streamed event, status 200."""
+    found = []
+    for raw, stored in zip(exchanges(name), record_run(name), strict=True):
+        if stored["response"]["status"] != 200:
+            continue
+        kind = (stored["provider"], endpoint_kind(stored["path"]))
+        body = stored["response"]["body"]
+        if "json" in body:
+            found.append((kind, json.loads(raw.response_body), body["json"]))
+        else:
+            raw_events = sse_data(split_sse(raw.response_body.decode("utf-8")))
+            found.extend((kind, r, t) for r, t in zip(raw_events, sse_data(body["sse"]), strict=True))
+    return found
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_templated_responses_parse_in_the_official_sdk_models_wherever_the_recorded_ones_do(
+    name: str,
+) -> None:
+    """Placeholders are opaque ids to the SDKs: templating never turns a valid response invalid.
+
+    (Some recordings predate fields the installed SDKs now require, or carry events such as Anthropic's
+    `ping` that no model class describes; the SDKs' own clients read those leniently.)
+    """
+    for kind, raw, templated in _bodies(name):
+        if isinstance(raw, dict) and (kind in JSON_MODELS or kind in EVENT_ADAPTERS):
+            check = JSON_MODELS[kind].model_validate if "object" in raw and kind in JSON_MODELS else None
+            check = check or (EVENT_ADAPTERS[kind].validate_python if kind in EVENT_ADAPTERS else None)
+            if check is not None and _validates(check, raw):
+                assert _validates(check, templated), f"{kind}: {json.dumps(templated)[:200]}"
+
+
+def test_core_responses_validate_strictly_after_templating() -> None:
+    chat = record_run("openai/chat_tools_chain_nonstream_gzip")[0]["response"]["body"]["json"]
+    completion = ChatCompletion.model_validate(chat)
+    assert completion.id.startswith("chatcmpl-{{id_")
+    assert completion.choices[0].message.tool_calls[0].id.startswith("call_{{id_")
+    message = Message.model_validate(
+        record_run("anthropic/messages_tool_use_roundtrip_nonstream")[0]["response"]["body"]["json"]
+    )
+    assert message.id.startswith("msg_{{id_")
+    assert next(block.id for block in message.content if block.type == "tool_use").startswith("toolu_{{id_")
+    events = sse_data(record_run("anthropic/messages_tool_use_stream")[0]["response"]["body"]["sse"])
+    start = EVENT_ADAPTERS[("anthropic", "messages")].validate_python(events[0])
+    assert start.message.id.startswith("msg_{{id_")
+    chunks = sse_data(record_run("openai/chat_tool_call_stream")[0]["response"]["body"]["sse"])
+    assert all(ChatCompletionChunk.model_validate(c).id.startswith("chatcmpl-{{id_") for c in chunks)

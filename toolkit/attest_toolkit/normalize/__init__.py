@@ -1,0 +1,41 @@
+"""Normalization: redaction, volatile templating, provider-aware decomposition, and recording.
+
+- `Templater.record` turns a raw exchange into a fixture interaction (capture, import).
+- `request_key` gives the lookup key and component hashes of a stored or live request (replay).
+- `parse_body` / `body_bytes` convert between wire bytes and the fixture's body form.
+"""
+
+from __future__ import annotations
+
+from .body import Body, body_bytes, parse_body, provider_for, redact_query
+from .claude_code import neutralize
+from .decompose import (
+    COMPONENTS,
+    RequestKey,
+    canonical_hash,
+    describe_components,
+    endpoint_kind,
+    key_of,
+    request_key,
+)
+from .record import Exchange, Templater
+from .sse import split_sse
+
+__all__ = [
+    "COMPONENTS",
+    "Body",
+    "Exchange",
+    "RequestKey",
+    "Templater",
+    "body_bytes",
+    "canonical_hash",
+    "describe_components",
+    "endpoint_kind",
+    "key_of",
+    "neutralize",
+    "parse_body",
+    "provider_for",
+    "redact_query",
+    "request_key",
+    "split_sse",
+]

@@ -1,0 +1,98 @@
+"""Bodies in the fixture's form, the provider an endpoint belongs to, and query-string redaction."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any
+from urllib.parse import unquote_plus
+
+from ..errors import FixtureError
+from ..secrets import REDACTED, Secrets, is_secret_param
+from .sse import split_sse
+
+Body = dict[str, Any]  # {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"base64": str} | {}
+
+PROVIDERS = ("openai", "anthropic", "otlp")
+_ANTHROPIC_PATH = re.compile(r"(?:^|/)v1/(?:messages|complete)(?:/|$)")
+_OTLP_PATH = re.compile(r"(?:^|/)v1/(?:traces|metrics|logs)$")
+
+
+def provider_for(path: str, hint: str | None = None) -> str:
+    """ "openai", "anthropic" or "otlp" for a request path; `hint` (a provider or host name) wins."""
+    if hint:
+        lowered = hint.lower()
+        for name, marks in (
+            ("anthropic", ("anthropic",)),
+            ("otlp", ("otlp", "otel")),
+            ("openai", ("openai",)),
+        ):
+            if any(mark in lowered for mark in marks):
+                return name
+    if _OTLP_PATH.search(path):
+        return "otlp"
+    if _ANTHROPIC_PATH.search(path):
+        return "anthropic"
+    return "openai"
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def parse_body(raw: bytes, content_type: str | None) -> Body:
+    """The fixture form of a body: JSON parsed, SSE split into events, other text as text.
+
+    Bytes that are not UTF-8 are the only ones stored as base64. Without a content type (a request
+    body), JSON is tried first.
+    """
+    if not raw:
+        return {}
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(raw).decode("ascii")}
+    media = _media_type(content_type)
+    if media == "text/event-stream":
+        return {"sse": split_sse(text)}
+    if not media or "json" in media:
+        try:
+            return {"json": json.loads(text)}
+        except ValueError:
+            pass
+    return {"text": text}
+
+
+def body_bytes(body: Body) -> bytes:
+    """The bytes to serve for a stored body: compact UTF-8 JSON, the SSE events joined, the text."""
+    if "json" in body:
+        return json.dumps(body["json"], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if "sse" in body:
+        return "".join(body["sse"]).encode("utf-8")
+    if "text" in body:
+        return body["text"].encode("utf-8")
+    if "base64" in body:
+        try:
+            return base64.b64decode(body["base64"], validate=True)
+        except binascii.Error:
+            raise FixtureError("a stored body is not valid base64") from None
+    return b""
+
+
+def redact_query(query: str, secrets: Secrets) -> str:
+    """The query string without credential parameters (`key`, `api_key`, ...) and with secrets redacted."""
+    if not query:
+        return ""
+    kept = []
+    for part in query.split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        if is_secret_param(unquote_plus(name)):
+            continue
+        if secrets.find(unquote_plus(value)) or secrets.find(unquote_plus(name)):
+            part = f"{secrets.redact(unquote_plus(name))}={REDACTED}"
+        kept.append(part)
+    return "&".join(kept)

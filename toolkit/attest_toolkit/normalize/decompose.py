@@ -1,0 +1,202 @@
+"""A request as five components (system, messages, tools, params, model), normalized and hashed.
+
+Matching compares these hashes: a recording and a live request match when all five are equal, and a
+miss names the first that differs. Normalization is the same for the stored request and the live one:
+secrets redacted, Claude Code's run-specific lines neutralized (system and messages only), volatile
+values renumbered by first occurrence. Each component is numbered on its own, so a change in one
+component never changes another's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from ..secrets import Secrets
+from .body import Body, redact_query
+from .claude_code import neutralize
+from .volatile import Numbering
+from .walk import Walker
+
+COMPONENTS: tuple[str, ...] = ("system", "messages", "tools", "params", "model")
+SYSTEM_ROLES = ("system", "developer")
+
+_OWN_KEYS = {
+    "chat": ("messages", "tools", "functions", "model"),
+    "responses": ("instructions", "input", "tools", "model"),
+    "messages": ("system", "messages", "tools", "model"),
+    "other": ("model",),
+}
+
+
+@dataclass(frozen=True)
+class RequestKey:
+    key: str  # sha256 hex over method, path and the five component hashes
+    hashes: dict[str, str]  # component -> 64-hex sha256
+    model: str | None  # the model name as sent (for "model changed" and pricing)
+
+
+def endpoint_kind(path: str) -> str:
+    """ "chat", "responses", "messages" (Anthropic) or "other": how a request body decomposes."""
+    path = path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/v1/messages"):
+        return "messages"
+    return "other"
+
+
+# --- decomposition (raw values, before normalization) ---------------------------------------------
+
+
+def _is_system(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("role") in SYSTEM_ROLES
+
+
+def _split_roles(items: Any) -> tuple[list[Any] | None, Any]:
+    if not isinstance(items, list):
+        return None, items
+    system = [item for item in items if _is_system(item)]
+    return system or None, [item for item in items if not _is_system(item)]
+
+
+def _chat(body: dict[str, Any]) -> dict[str, Any]:
+    system, messages = _split_roles(body.get("messages"))
+    tools, functions = body.get("tools"), body.get("functions")
+    if isinstance(tools, list) and isinstance(functions, list):
+        tools = tools + functions
+    elif tools is None:
+        tools = functions
+    elif functions is not None:
+        tools = [tools, functions]
+    return {"system": system, "messages": messages, "tools": tools}
+
+
+def _responses(body: dict[str, Any]) -> dict[str, Any]:
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    system_items, messages = _split_roles(items)
+    instructions = body.get("instructions")
+    system = ([instructions] if instructions is not None else []) + (system_items or [])
+    return {"system": system or None, "messages": messages, "tools": body.get("tools")}
+
+
+def _messages(body: dict[str, Any]) -> dict[str, Any]:
+    return {"system": body.get("system"), "messages": body.get("messages"), "tools": body.get("tools")}
+
+
+_SPLITTERS = {"chat": _chat, "responses": _responses, "messages": _messages}
+
+
+def _rest(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    rest = {k: v for k, v in body.items() if k not in _OWN_KEYS[kind]}
+    metadata = rest.get("metadata")
+    if kind == "messages" and isinstance(metadata, dict) and "user_id" in metadata:
+        # Claude Code's device, account and session ids: a run in a new session must still match.
+        metadata = {k: v for k, v in metadata.items() if k != "user_id"}
+        if metadata:
+            rest["metadata"] = metadata
+        else:
+            del rest["metadata"]
+    return rest
+
+
+def _body_value(body: Body) -> Any:
+    if "json" in body:
+        return body["json"]
+    if "sse" in body:
+        return "".join(body["sse"])
+    if "text" in body:
+        return body["text"]
+    if "base64" in body:
+        return {"base64": body["base64"]}
+    return None
+
+
+def decompose(path: str, query: list[list[str]], body: Body) -> dict[str, Any]:
+    """The raw components of a request; `query` is the redacted query as sorted [name, value] pairs."""
+    value = _body_value(body)
+    if isinstance(value, dict):
+        kind = endpoint_kind(path)
+        splitter = _SPLITTERS.get(kind)
+        parts = splitter(value) if splitter else dict.fromkeys(("system", "messages", "tools"))
+        parts["model"] = value.get("model")
+        params: Any = _rest(kind, value)
+    else:
+        parts = dict.fromkeys(("system", "messages", "tools", "model"))
+        params = value
+    parts["params"] = {"body": params, "query": query} if query else params
+    return parts
+
+
+# --- normalization and hashing ---------------------------------------------------------------------
+
+
+# Transport markers, not part of what was asked: Anthropic's SDK sent `?beta=true` on beta endpoints and
+# newer releases do not, so a recording from either still matches the other.
+_TRANSPORT_PARAMS = frozenset({"beta"})
+
+
+def _query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
+    redacted = redact_query(query, secrets)
+    pairs = parse_qsl(redacted, keep_blank_values=True)
+    return sorted([name, value] for name, value in pairs if name not in _TRANSPORT_PARAMS)
+
+
+def _normalize(component: str, value: Any, secrets: Secrets) -> Any:
+    numbering = Numbering(renumber=True)
+    if component in ("system", "messages"):
+
+        def on_text(text: str) -> str:
+            return numbering.apply(neutralize(text))
+
+    else:
+        on_text = numbering.apply
+    # Tool results travel in the messages, or in params for endpoints not decomposed (count_tokens).
+    return Walker(secrets, on_text).walk(value, tool_results=component in ("messages", "params"))
+
+
+def describe_components(
+    provider: str, method: str, path: str, query: str, body: Body, secrets: Secrets
+) -> dict[str, Any]:
+    """The normalized value of each component, exactly what `request_key` hashes (for diffs and tests)."""
+    del provider, method  # the decomposition follows the path: one proxy serves every provider's paths
+    parts = decompose(path, _query_pairs(query, secrets), body)
+    return {name: _normalize(name, parts[name], secrets) for name in COMPONENTS}
+
+
+def canonical_hash(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def normal_path(path: str) -> str:
+    """The path as matched: percent-decoded, with ids in it renumbered (`/v1/responses/resp_{{id_1}}`)."""
+    return Numbering(renumber=True).apply(unquote(path))
+
+
+def key_of(method: str, path: str, hashes: dict[str, str]) -> str:
+    """The lookup key of a recording, from its stored method, path and component hashes."""
+    text = "\n".join((method.upper(), normal_path(path), *(hashes[name] for name in COMPONENTS)))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _model_as_sent(body: Body) -> str | None:
+    value = body.get("json")
+    model = value.get("model") if isinstance(value, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def request_key(
+    provider: str, method: str, path: str, query: str, body: Body, secrets: Secrets
+) -> RequestKey:
+    """The key and component hashes of a request: a stored (templated) one or a live one alike."""
+    components = describe_components(provider, method, path, query, body, secrets)
+    hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body))

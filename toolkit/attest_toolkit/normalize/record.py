@@ -1,0 +1,93 @@
+"""Capture-side templating: one raw HTTP exchange in, one fixture interaction out.
+
+One Templater serves a whole run, so a volatile value gets the same placeholder wherever it appears
+next: the response id the agent echoes in its next request is `{{id_N}}` in both places.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..secrets import Secrets
+from .body import Body, parse_body, provider_for, redact_query
+from .decompose import request_key
+from .volatile import Numbering
+from .walk import Walker
+
+# Response headers that matter for replay, and whether their value is templated. The rest (dates,
+# cookies, encodings, lengths, rate limits) would only make the fixture noisy or wrong.
+KEPT_HEADERS = {"content-type": False, "request-id": True, "x-request-id": True}
+# Top-level request keys under which tool results travel (chat and Anthropic messages, responses input).
+_CONVERSATION_KEYS = ("messages", "input")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One raw HTTP exchange as seen on the wire (capture, import)."""
+
+    method: str  # "POST"
+    path: str  # "/v1/chat/completions" (no query)
+    query: str  # raw query string without "?", may be ""
+    request_body: bytes
+    status: int
+    response_headers: list[tuple[str, str]]
+    response_body: bytes  # already decompressed (gzip/deflate/br) by the caller
+
+
+class Templater:
+    """Redacts secrets and templates volatile values across the exchanges of one run, in order."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        self._numbering = Numbering(renumber=False)
+        self._walker = Walker(secrets, self._numbering.apply)
+
+    def text(self, text: str) -> str:
+        return self._walker.text(text)
+
+    def record(self, exchange: Exchange, provider: str | None = None) -> dict[str, Any]:
+        """The fixture interaction for `exchange` (see schemas/fixture.schema.json)."""
+        provider = provider or provider_for(exchange.path)
+        path = self.text(exchange.path)
+        query = self.text(redact_query(exchange.query, self.secrets))
+        request = self._request(parse_body(exchange.request_body, None))
+        hashes = request_key(provider, exchange.method, path, query, request, self.secrets).hashes
+        content_type = next((v for k, v in exchange.response_headers if k.lower() == "content-type"), None)
+        body = self._body(parse_body(exchange.response_body, content_type))
+        interaction: dict[str, Any] = {"provider": provider, "method": exchange.method.upper(), "path": path}
+        if query:
+            interaction["query"] = query
+        interaction["request"] = request
+        interaction["hashes"] = hashes
+        interaction["response"] = {
+            "status": exchange.status,
+            "headers": self._headers(exchange.response_headers),
+            "body": body,
+        }
+        return interaction
+
+    def _request(self, body: Body) -> Body:
+        value = body.get("json")
+        if isinstance(value, dict):
+            # Tool results are stored literally (only redacted): matching compares them as they are.
+            return {"json": self._walker.walk_request(value, _CONVERSATION_KEYS)}
+        return self._body(body)
+
+    def _body(self, body: Body) -> Body:
+        if "json" in body:
+            return {"json": self._walker.walk(body["json"])}
+        if "sse" in body:
+            return {"sse": [self.text(event) for event in body["sse"]]}
+        if "text" in body:
+            return {"text": self.text(body["text"])}
+        return dict(body)
+
+    def _headers(self, headers: list[tuple[str, str]]) -> dict[str, str]:
+        kept: dict[str, str] = {}
+        for name, value in headers:
+            lowered = name.lower()
+            if lowered in KEPT_HEADERS and lowered not in kept:
+                value = self._walker.redact(value)
+                kept[lowered] = self._numbering.apply(value) if KEPT_HEADERS[lowered] else value
+        return kept

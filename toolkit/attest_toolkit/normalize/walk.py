@@ -1,0 +1,134 @@
+"""One walk over a JSON value: secrets redacted everywhere, other text rewritten outside tool results.
+
+Keys are visited in sorted order, so "first occurrence" means the same thing for a stored recording and
+a live request whatever order the client wrote its keys in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from ..secrets import MIN_ENV_SECRET, REDACTED, Secrets, is_secret_key
+
+# The parts of a request that carry a tool's output back to the model: stored and compared literally.
+TOOL_RESULT_TYPES = {
+    "tool_result": "content",
+    "function_call_output": "output",
+    "custom_tool_call_output": "output",
+}
+TOOL_RESULT_ROLES = ("tool", "function")
+
+_secret_key = lru_cache(maxsize=4096)(is_secret_key)
+
+
+# Text every secret shape in secrets.TOKEN_PATTERNS contains (a test keeps the two in step). Matching
+# checks these substrings first and runs the shapes only on text that has one: most text has none, and
+# eleven regular-expression scans per string would dominate the time a replayed call takes.
+SECRET_HINTS = (
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "gsk_",
+    "xai-",
+    "hf_",
+    "xox",
+    "eyJ",
+)  # and "bearer" in any case
+
+
+# Short text (most keys and values) is checked with one pattern; long text with plain substring scans,
+# which Python runs faster than a pattern with many alternatives.
+_HINT_PATTERN = re.compile("|".join(map(re.escape, SECRET_HINTS)) + "|(?i:bearer)")
+_SHORT = 256
+
+
+def may_hold_secret(text: str, values: tuple[str, ...]) -> bool:
+    """False only when `text` cannot hold a secret shape or one of `values`."""
+    if len(text) < MIN_ENV_SECRET:  # every shape and every `.env` secret is at least this long
+        return False
+    for value in values:
+        if value in text:
+            return True
+    if len(text) < _SHORT:
+        return _HINT_PATTERN.search(text) is not None
+    for hint in SECRET_HINTS:
+        if hint in text:
+            return True
+    return "bearer" in text.lower()
+
+
+def literal_key(node: dict[str, Any]) -> str | None:
+    """The key of `node` that holds a tool result's contents, if `node` is a tool result."""
+    kind = node.get("type")
+    if isinstance(kind, str) and kind in TOOL_RESULT_TYPES:
+        return TOOL_RESULT_TYPES[kind]
+    if node.get("role") in TOOL_RESULT_ROLES:
+        return "content"
+    return None
+
+
+class Walker:
+    """Rebuilds a JSON value with every string redacted, then passed to `on_text` unless literal.
+
+    With `tool_results=True` the contents of tool results are only redacted: never renumbered or
+    neutralized, so a volatile value inside one must match the recording exactly.
+    """
+
+    __slots__ = ("_keys", "on_text", "secrets")
+
+    def __init__(self, secrets: Secrets, on_text: Callable[[str], str] | None = None) -> None:
+        self.secrets = secrets
+        self.on_text = on_text
+        self._keys: dict[str, str] = {}  # keys repeat in every message: redact each once
+
+    def _key(self, key: str) -> str:
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = self.redact(key)
+        return found
+
+    def redact(self, text: str) -> str:
+        return self.secrets.redact(text) if may_hold_secret(text, self.secrets.values) else text
+
+    def text(self, text: str) -> str:
+        text = self.redact(text)
+        return self.on_text(text) if self.on_text is not None else text
+
+    def walk(self, value: Any, tool_results: bool = False, literal: bool = False) -> Any:
+        if isinstance(value, str):
+            return self.redact(value) if literal else self.text(value)
+        if isinstance(value, dict):
+            return self._dict(value, tool_results, literal)
+        if isinstance(value, list):
+            return [self.walk(item, tool_results, literal) for item in value]
+        return value
+
+    def walk_request(self, body: dict[str, Any], conversation_keys: tuple[str, ...]) -> dict[str, Any]:
+        """A request body: tool results are recognized only under `conversation_keys` (messages, input)."""
+        return self._dict(body, False, False, conversation_keys)
+
+    def _dict(
+        self, node: dict[str, Any], tool_results: bool, literal: bool, conversation_keys: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        inner = literal_key(node) if tool_results and not literal else None
+        out: dict[str, Any] = {}
+        for key in sorted(node):
+            value = node[key]
+            name = self._key(key)
+            if isinstance(value, str) and value and _secret_key(key):
+                out[name] = REDACTED
+            else:
+                out[name] = self.walk(
+                    value, tool_results or key in conversation_keys, literal or key == inner
+                )
+        return out
