@@ -108,7 +108,7 @@ def test_a_malformed_event_names_the_file_and_the_problem(tmp_path: Path, text: 
 
 
 def test_a_missing_event_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="event file not found"):
+    with pytest.raises(UsageError, match="no such event file"):
         load_context({}, event_path=tmp_path / "nope.json")
 
 

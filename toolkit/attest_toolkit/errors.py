@@ -25,3 +25,17 @@ class CredentialFound(AttestError):
 
 class UsageError(AttestError):
     """The command line or an input file cannot be used as given."""
+
+
+def read_text(path: Path, error: type[AttestError], kind: str, missing: str | None = None) -> str:
+    """The UTF-8 text of a user's file, or `error` naming the file and the problem on one line."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise error(missing or f"no such {kind}", path) from None
+    except IsADirectoryError:
+        raise error(f"is a directory, not a {kind}", path) from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror or exc}", path) from None
+    except UnicodeDecodeError:
+        raise error(f"not a text file (a {kind} is UTF-8 text)", path) from None

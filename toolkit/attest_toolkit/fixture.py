@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import CredentialFound, FixtureError
+from .errors import CredentialFound, FixtureError, read_text
 from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
 from .validation import first_error, json_pointer
 
@@ -129,12 +129,7 @@ def parse_fixture(text: str, path: str | Path) -> Fixture:
 def read_fixture(path: str | Path, secrets: Secrets | None = None) -> Fixture:
     """Read, validate and scan a fixture. Errors name the file and the problem on one line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FixtureError("no such fixture; record it with `attest capture`", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FixtureError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
+    text = read_text(path, FixtureError, "fixture", "no such fixture; record it with `attest capture`")
     doc = parse_fixture(text, path)
     scan(doc, path, secrets if secrets is not None else environment_secrets(), "read")
     return doc

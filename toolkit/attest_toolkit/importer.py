@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from . import fixture as fx
-from .errors import AttestError, UsageError
+from .errors import AttestError, UsageError, read_text
 from .normalize import Exchange, Templater, provider_for
 from .secrets import Secrets, environment_secrets
 from .validation import load_schema
@@ -89,16 +89,7 @@ def _parse(text: str, path: Path) -> Any:
 def read_cassette(path: str | Path) -> list[dict[str, Any]]:
     """The interactions of a vcrpy cassette; a one-line CassetteError if it is not one."""
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise CassetteError("no such cassette", path) from None
-    except IsADirectoryError:
-        raise CassetteError("is a directory, not a cassette", path) from None
-    except OSError as exc:
-        raise CassetteError(f"cannot read: {exc.strerror or exc}", path) from None
-    except UnicodeDecodeError:
-        raise CassetteError("not a text file (a cassette is UTF-8 YAML or JSON)", path) from None
+    text = read_text(path, CassetteError, "cassette")
     doc = _parse(text, path)
     if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "request" in doc[0]:
         raise CassetteError(

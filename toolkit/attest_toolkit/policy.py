@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from .errors import AttestError
+from .errors import AttestError, read_text
 from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
 from .validation import first_error
 
@@ -134,14 +134,7 @@ def load_policy(path: str | Path | None = None, *, root: Path | None = None) -> 
 
 
 def _read(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PolicyError("no such policy file", path) from None
-    except IsADirectoryError:
-        raise PolicyError("is a directory, not a policy file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
+    text = read_text(path, PolicyError, "policy file")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)

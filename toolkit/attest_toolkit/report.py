@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import AttestError
+from .errors import AttestError, read_text
 from .fixture import atomic_write
 from .secrets import Secrets, environment_secrets
 from .validation import first_error
@@ -59,14 +59,7 @@ def validate_report(report: Any, path: str | Path | None = None) -> Report:
 def load_report(path: str | Path) -> Report:
     """Read and validate a report-v2 file; any problem is one ReportError naming the file (exit 3)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("no such report file", path) from None
-    except IsADirectoryError:
-        raise ReportError("is a directory, not a report file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", path) from None
+    text = read_text(path, ReportError, "report file")
     try:
         report = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, read_text
 from ..fixture import atomic_write
 from ..validation import first_error
 
@@ -49,13 +49,7 @@ class Context:
 
 def read_event(path: str | Path) -> dict[str, Any]:
     """The event payload; a missing or malformed file is a one-line error naming it."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError("event file not found", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        problem = getattr(exc, "strerror", None) or exc
-        raise UsageError(f"cannot read the event file: {problem}", path) from None
+    text = read_text(Path(path), UsageError, "event file")
     try:
         event = json.loads(text)
     except json.JSONDecodeError as exc:
