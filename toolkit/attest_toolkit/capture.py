@@ -1,0 +1,465 @@
+"""Capture: run a command against a recording proxy and keep what the providers answered as a fixture.
+
+The proxy listens on loopback, forwards each model call to the real provider (or to
+ATTEST_OPENAI_UPSTREAM / ATTEST_ANTHROPIC_UPSTREAM) with the caller's own credentials, streams the
+answer back as it arrives, and hands every finished exchange to one Templater for the whole run, so a
+response id the agent echoes later gets the same placeholder. Request headers are never stored.
+
+The fixture is written only when the run can be replayed as it happened: the command ended as
+expected (exit 0, or non-zero with --expect-fail), at least one model call was recorded, and no call
+failed on the way (a provider that could not be reached, a stream cut off mid-way, an answer the
+command did not wait for). Otherwise nothing is written and an existing fixture stays byte for byte.
+A real error status from the provider (a 429, a 500) is an answer like any other and is recorded,
+since replay must reproduce it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import aiohttp
+from aiohttp import web
+
+from .engine.live import KEY_VARS, LiveForwarder
+from .errors import AttestError, FixtureError, UsageError
+from .fixture import (
+    Interaction,
+    fixture_path,
+    new_fixture,
+    new_source,
+    read_fixture,
+    write_fixture,
+)
+from .normalize import Exchange, Templater
+from .progress import ProgressLine
+from .secrets import Secrets, environment_secrets
+from .validation import load_schema
+
+PROVIDERS = ("openai", "anthropic")
+# Headers through which a client sends its key; their values are scanned for at write time.
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+_STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
+_SHUTDOWN_TIMEOUT = 5.0
+
+
+class CaptureFailed(AttestError):
+    """The run did not end as expected, so no fixture was written."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Captured:
+    path: Path
+    calls: int
+    otlp_requests: int
+    returncode: int
+
+
+# --- the recording proxy ---------------------------------------------------------------------------
+
+
+def bad_gateway(provider: str, message: str) -> web.Response:
+    """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
+    if provider == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": "api_error", "message": message}}
+    else:
+        body = {
+            "error": {
+                "message": message,
+                "type": "upstream_error",
+                "param": None,
+                "code": "attest_capture_upstream",
+            }
+        }
+    return web.json_response(body, status=502, headers={"x-should-retry": "false"})
+
+
+def reason_of(exc: BaseException) -> str:
+    """A one-line reason for a network failure, without the library's repr."""
+    if isinstance(exc, aiohttp.ClientConnectorError) and exc.os_error.errno:
+        return os.strerror(exc.os_error.errno).lower()  # "connection refused", not asyncio's wording
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def _mark_started(request: web.Request, _response: web.StreamResponse) -> None:
+    request[_STARTED] = True
+
+
+class RecordingApp:
+    """The proxy's handlers and what they recorded (touched only from the proxy's loop thread)."""
+
+    def __init__(self, secrets: Secrets, env: Mapping[str, str], progress: ProgressLine) -> None:
+        self.secrets = secrets
+        self.templater = Templater(secrets)
+        self.live = LiveForwarder(env)
+        self.progress = progress
+        self.interactions: list[Interaction] = []
+        self.failures: list[str] = []
+        self.otlp_requests = 0
+        self.credentials: set[str] = set()
+        self.base_url = ""
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
+        app.on_response_prepare.append(_mark_started)
+        app.on_cleanup.append(lambda _app: self.live.close())
+        return app
+
+    def child_env(self) -> dict[str, str]:
+        return {
+            "OPENAI_BASE_URL": f"{self.base_url}/openai/v1",
+            "ANTHROPIC_BASE_URL": f"{self.base_url}/anthropic",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{self.base_url}/otlp/v1/traces",
+        }
+
+    def scan_secrets(self) -> Secrets:
+        """The run's secrets plus the keys the command sent in its headers, for the write-time scan."""
+        return Secrets.of([*self.secrets.values, *self.credentials])
+
+    def count_line(self) -> str:
+        line = f"attest capture: {len(self.interactions)} calls recorded"
+        if self.otlp_requests:
+            line += f" ({self.otlp_requests} OTLP requests accepted, not stored)"
+        return line
+
+    # --- handlers ----------------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        provider = request.match_info["provider"]
+        if provider == "otlp":
+            return await self.otlp(request)
+        if provider not in PROVIDERS:
+            return web.json_response(
+                {"error": {"message": f"attest capture: no provider {provider!r}"}}, status=404
+            )
+        raw = await request.read()
+        path = "/" + request.match_info["tail"]
+        self._remember_credentials(request)
+        try:
+            response, _ = await self.live.forward(
+                request, provider, path, raw, lambda exchange: self.record(provider, exchange)
+            )
+            return response
+        except asyncio.CancelledError:
+            self.fail(f"{request.method} {path}: the command ended before the answer arrived")
+            raise
+        except Exception as exc:  # network failures, and anything else: the run fails, with one line
+            return self.forward_failed(request, provider, path, exc)
+
+    async def otlp(self, request: web.Request) -> web.Response:
+        await request.read()
+        self.otlp_requests += 1
+        if "json" in request.content_type:
+            return web.json_response({})
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def record(self, provider: str, exchange: Exchange) -> None:
+        try:
+            interaction = self.templater.record(exchange, provider)
+        except Exception as exc:  # the agent already has its answer; the run must still not pass silently
+            self.fail(f"{exchange.method} {exchange.path}: could not record the answer ({reason_of(exc)})")
+            return
+        self.interactions.append(interaction)
+        self.progress.update(self.count_line())
+
+    def forward_failed(
+        self, request: web.Request, provider: str, path: str, exc: BaseException
+    ) -> web.StreamResponse:
+        what = f"{request.method} {path}"
+        upstream = self.live.upstreams[provider]
+        if not request.get(_STARTED):
+            message = self.secrets.redact(
+                f"attest capture: cannot reach {upstream} for {what} ({reason_of(exc)})"
+            )
+            self.fail(f"{what}: cannot reach {upstream} ({reason_of(exc)}); the command got a 502")
+            return bad_gateway(provider, message)
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            self.fail(f"{what}: the command closed the connection before the answer ended")
+        else:
+            self.fail(
+                f"{what}: {upstream} dropped the answer mid-way ({reason_of(exc)}); "
+                "the command got the part that arrived"
+            )
+            transport.close()  # pass the drop on: the command sees its stream cut off, as it happened
+        return web.Response()  # the connection is closed, so aiohttp drops this quietly
+
+    def fail(self, message: str) -> None:
+        message = self.secrets.redact(message)  # an upstream URL or error text must not print a key
+        self.failures.append(message)
+        self.progress.note(f"attest capture: {message}")
+
+    def _remember_credentials(self, request: web.Request) -> None:
+        for name in _CREDENTIAL_HEADERS:
+            value = request.headers.get(name, "")
+            if value[:7].lower() == "bearer ":
+                value = value[7:]
+            if value.strip():
+                self.credentials.add(value.strip())
+
+
+class RecordingProxy:
+    """The recording proxy on loopback, in a thread of its own. Use as a context manager."""
+
+    def __init__(
+        self, secrets: Secrets, env: Mapping[str, str], progress: ProgressLine | None = None
+    ) -> None:
+        self.app = RecordingApp(secrets, env, progress or ProgressLine())
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="attest-capture", daemon=True)
+        self._runner: web.AppRunner | None = None
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
+        return self.app.base_url
+
+    async def _start(self, host: str, port: int) -> None:
+        self._runner = web.AppRunner(
+            self.app.build(), access_log=None, handle_signals=False, shutdown_timeout=_SHUTDOWN_TIMEOUT
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
+        self.app.base_url = f"http://{host}:{sock.getsockname()[1]}"
+
+    def stop(self) -> None:
+        """Stop, after the answers in flight are finished and recorded."""
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
+            self._runner = None
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> RecordingProxy:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# --- a capture run ---------------------------------------------------------------------------------
+
+
+def check_name(name: str) -> str:
+    pattern = load_schema("fixture.schema.json")["properties"]["name"]["pattern"]
+    if not re.fullmatch(pattern, name):
+        raise UsageError(
+            f"fixture name {name!r} must be letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
+
+
+def capture_secrets(env: Mapping[str, str], cwd: Path | None = None) -> Secrets:
+    """The working directory's .env values and this process's own provider keys, never to be stored."""
+    return environment_secrets(cwd, extra=[env.get(var, "") for var in KEY_VARS.values()])
+
+
+def run_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> int:
+    try:
+        return subprocess.run(list(argv), env=dict(env), cwd=cwd, check=False).returncode
+    except OSError as exc:
+        raise AttestError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited {returncode}"
+
+
+def why_not_written(app: RecordingApp, returncode: int, expect_fail: bool) -> str | None:
+    """Why this run must not become a fixture, or None when it can."""
+    if app.failures:
+        count = len(app.failures)
+        calls = f"{count} model call{'s' if count != 1 else ''}"
+        return f"{calls} failed on the way (see above), so replay could not reproduce the run"
+    if expect_fail and returncode == 0:
+        return "the command exited 0 but --expect-fail says it must fail"
+    if not expect_fail and returncode != 0:
+        hint = "use --expect-fail to record a run that is meant to fail"
+        return f"the command {describe_exit(returncode)} ({hint})"
+    if not app.interactions:
+        return (
+            "the command made no model calls through the capture proxy (a client built with a "
+            "hard-coded base_url bypasses it)"
+        )
+    return None
+
+
+def capture(
+    argv: Sequence[str],
+    name: str,
+    *,
+    fixtures_dir: str | Path | None = None,
+    expect_fail: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    progress: ProgressLine | None = None,
+) -> Captured:
+    """Run `argv` against a recording proxy and write the fixture if the run ended as expected.
+
+    Raises CaptureFailed (exit 1) when it did not, leaving any existing fixture untouched.
+    """
+    if not argv:
+        raise UsageError("no command given; put it after `--`")
+    path = fixture_path(check_name(name), fixtures_dir)
+    env = dict(os.environ if env is None else env)
+    with RecordingProxy(capture_secrets(env, cwd), env, progress) as proxy:
+        returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
+    return conclude(proxy.app, argv, name, path, returncode, expect_fail)
+
+
+def conclude(
+    app: RecordingApp, argv: Sequence[str], name: str, path: Path, returncode: int, expect_fail: bool
+) -> Captured:
+    """Write the fixture of a finished run, or raise CaptureFailed and leave `path` as it was."""
+    problem = why_not_written(app, returncode, expect_fail)
+    if problem is not None:
+        app.progress.finish(f"{app.count_line()}; nothing written")
+        kept = "; the existing fixture is unchanged" if path.exists() else ""
+        raise CaptureFailed(f"{problem}; nothing written{kept}", path)
+    source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    try:
+        write_fixture(path, new_fixture(name, source, app.interactions), app.scan_secrets())
+    except AttestError:
+        app.progress.finish(f"{app.count_line()}; nothing written")
+        raise
+    app.progress.finish(f"{app.count_line()}; wrote {path}")
+    return Captured(path, len(app.interactions), app.otlp_requests, returncode)
+
+
+# --- refresh ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefreshPlan:
+    name: str
+    fixtures_dir: Path | None
+    path: Path
+    command: list[str]
+    expect_fail: bool
+
+
+def plan_refresh(
+    name: str,
+    fixtures_dir: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> RefreshPlan:
+    """What `capture --refresh` would re-run, from the fixture's recorded source."""
+    path = fixture_path(check_name(name), fixtures_dir)
+    doc = read_fixture(path, capture_secrets(dict(os.environ if env is None else env), cwd))
+    source = doc["source"]
+    command = list(source.get("command") or [])
+    if not command:
+        origin = f" (imported from {source['imported_from']})" if source.get("imported_from") else ""
+        raise FixtureError(
+            f"records no command to re-run{origin}; record it with `attest capture --name {name} -- CMD`",
+            path,
+        )
+    expect_fail = bool(source.get("flags", {}).get("expect_fail", False))
+    return RefreshPlan(name, Path(fixtures_dir) if fixtures_dir else None, path, command, expect_fail)
+
+
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape_char(char: str) -> str:
+    if char in "'\\":
+        return "\\" + char
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def quote_arg(arg: str) -> str:
+    """Shell quoting that also shows control characters ($'...'), so a printed command hides nothing."""
+    if arg.isprintable():
+        return shlex.quote(arg)
+    return "$'" + "".join(_escape_char(c) for c in arg) + "'"
+
+
+def quote_command(argv: Sequence[str]) -> str:
+    return " ".join(quote_arg(arg) for arg in argv)
+
+
+def describe_plan(plan: RefreshPlan) -> list[str]:
+    flags = "--expect-fail" if plan.expect_fail else "(none)"
+    return [
+        f"attest capture: recorded command: {quote_command(plan.command)}",
+        f"attest capture: flags: {flags}",
+    ]
+
+
+class RefreshDeclined(AttestError):
+    """The user answered no: nothing ran, nothing changed."""
+
+
+def _interactive(stdin: IO[str]) -> bool:
+    isatty = getattr(stdin, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def confirm_refresh(plan: RefreshPlan, yes: bool, stdin: IO[str], out: IO[str]) -> None:
+    """Ask at a terminal; without one, --yes is required. Raises when the refresh must not run."""
+    for line in describe_plan(plan):
+        out.write(line + "\n")
+    out.flush()
+    if yes:
+        return
+    if not _interactive(stdin):
+        raise UsageError(
+            "refusing to re-run the recorded command without confirmation: no terminal to ask at; "
+            "review the command above, then pass --yes",
+            plan.path,
+        )
+    out.write(f"Re-run this command and overwrite {plan.path}? [y/N] ")
+    out.flush()
+    if stdin.readline().strip().lower() not in ("y", "yes"):
+        raise RefreshDeclined("not confirmed; nothing ran and the fixture is unchanged", plan.path)
+
+
+def refresh(
+    plan: RefreshPlan,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    progress: ProgressLine | None = None,
+) -> Captured:
+    """Re-run the recorded command with its recorded flags; replace the fixture only if the run ended
+    as expected (a failed refresh leaves it byte for byte)."""
+    return capture(
+        plan.command,
+        plan.name,
+        fixtures_dir=plan.fixtures_dir,
+        expect_fail=plan.expect_fail,
+        env=env,
+        cwd=cwd,
+        progress=progress,
+    )

@@ -1,0 +1,80 @@
+"""`attest capture --name N -- CMD` and `attest capture --refresh N`: record a real run once, safely."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from .. import capture as capturing
+from ..errors import UsageError
+
+NAME = typer.Option(
+    None, "--name", "-n", help="Fixture name: writes tests/attest/fixtures/<name>.attest.json."
+)
+REFRESH = typer.Option(
+    None,
+    "--refresh",
+    metavar="NAME",
+    help="Re-run the command recorded in fixture NAME, with its recorded flags.",
+)
+YES = typer.Option(
+    False, "--yes", "-y", help="With --refresh: re-run without asking (required without a terminal)."
+)
+EXPECT_FAIL = typer.Option(
+    False, "--expect-fail", help="Record a run that must fail: CMD has to exit non-zero."
+)
+FIXTURES_DIR = typer.Option(
+    None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
+)
+COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
+
+
+def check_usage(
+    command: list[str], name: str | None, refresh: str | None, yes: bool, expect_fail: bool
+) -> None:
+    if bool(name) == bool(refresh):
+        raise UsageError("give either --name N -- CMD (a new capture) or --refresh N (re-run a recorded one)")
+    if refresh and command:
+        raise UsageError("--refresh re-runs the command recorded in the fixture; give no command")
+    if refresh and expect_fail:
+        raise UsageError("--refresh uses the flags recorded in the fixture; drop --expect-fail")
+    if name and yes:
+        raise UsageError("--yes only applies to --refresh")
+
+
+def capture(
+    command: list[str] = COMMAND,
+    name: str | None = NAME,
+    refresh: str | None = REFRESH,
+    yes: bool = YES,
+    expect_fail: bool = EXPECT_FAIL,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+) -> int:
+    """Run CMD against the real providers through a recording proxy and write its fixture.
+
+    CMD gets OPENAI_BASE_URL, ANTHROPIC_BASE_URL and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointed at the
+    proxy; its calls go upstream with its own keys. Secrets and request headers are never stored.
+    The fixture (mode 0600) is written only if CMD exits 0 (non-zero with --expect-fail), made at
+    least one model call, and no call failed on the way; otherwise the old fixture stays as it was.
+
+    --refresh N prints the recorded command and its flags, asks to confirm (--yes without a
+    terminal), re-runs it with those flags and replaces the fixture only if the run ended as expected.
+
+    Exit codes: 0 fixture written; 1 the command did not end as expected (wrong exit status, no model
+    calls, a call failed upstream), nothing written; 3 could not run (usage error, bad or missing
+    fixture, credential found, refresh not confirmed).
+    """
+    check_usage(command or [], name, refresh, yes, expect_fail)
+    if refresh:
+        plan = capturing.plan_refresh(refresh, fixtures_dir)
+        capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr)
+        capturing.refresh(plan)
+    else:
+        capturing.capture(command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("capture", context_settings={"allow_interspersed_args": False})(capture)
