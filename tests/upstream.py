@@ -6,11 +6,10 @@ ATTEST_ANTHROPIC_UPSTREAM), so live forwarding and capture are tested without le
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import dataclass, field
 
 from aiohttp import web
+from attest_toolkit.engine.background import BackgroundServer
 
 
 @dataclass
@@ -35,16 +34,12 @@ class FakeUpstream:
     def __init__(self, replies: list[Reply]) -> None:
         self.replies = list(replies)
         self.requests: list[Seen] = []
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
+        self._server = BackgroundServer(self._build, "fake-upstream")
         self.url = ""
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        self.requests.append(
-            Seen(request.method, request.path, request.query_string, dict(request.headers), body)
-        )
+        self.requests.append(Seen(request.method, request.path, request.query_string, dict(request.headers), body))
         if not self.replies:
             return web.json_response({"error": {"message": "fake upstream: no reply scripted"}}, status=500)
         reply = self.replies.pop(0)
@@ -60,23 +55,14 @@ class FakeUpstream:
         await response.write_eof()
         return response
 
-    async def _start(self) -> None:
+    def _build(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        return app
 
     def __enter__(self) -> FakeUpstream:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
+        self.url = self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
+        self._server.stop()

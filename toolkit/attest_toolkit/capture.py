@@ -21,7 +21,6 @@ import re
 import shlex
 import signal
 import subprocess
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import IO, Any
 import aiohttp
 from aiohttp import web
 
+from .engine.background import BackgroundServer
 from .engine.live import KEY_VARS, LiveForwarder
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
@@ -220,34 +220,15 @@ class RecordingProxy:
         self, secrets: Secrets, env: Mapping[str, str], progress: ProgressLine | None = None
     ) -> None:
         self.app = RecordingApp(secrets, env, progress or ProgressLine())
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="attest-capture", daemon=True)
-        self._runner: web.AppRunner | None = None
+        self.server = BackgroundServer(self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT)
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
+        self.app.base_url = self.server.start(host, port)
         return self.app.base_url
-
-    async def _start(self, host: str, port: int) -> None:
-        self._runner = web.AppRunner(
-            self.app.build(), access_log=None, handle_signals=False, shutdown_timeout=_SHUTDOWN_TIMEOUT
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
-        self.app.base_url = f"http://{host}:{sock.getsockname()[1]}"
 
     def stop(self) -> None:
         """Stop, after the answers in flight are finished and recorded."""
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
-            self._runner = None
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-        self._loop.close()
+        self.server.stop()
 
     def __enter__(self) -> RecordingProxy:
         self.start()

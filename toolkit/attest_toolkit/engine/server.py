@@ -21,6 +21,7 @@ from aiohttp import web
 from ..errors import AttestError
 from ..normalize import parse_body, request_key
 from ..secrets import Secrets, environment_secrets
+from .background import BackgroundServer
 from .diagnose import Miss
 from .live import KEY_VARS, LiveForwarder
 from .session import MODES, Mode, Session
@@ -201,49 +202,26 @@ class Engine:
     def __init__(self, env: Mapping[str, str] | None = None, secrets: Secrets | None = None) -> None:
         self.env = dict(os.environ if env is None else env)
         self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="attest-engine", daemon=True)
-        self._runner: web.AppRunner | None = None
+        self.server = BackgroundServer(self.app.build, "attest-engine")
 
     @property
     def base_url(self) -> str:
         return self.app.base_url
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
+        self.app.base_url = self.server.start(host, port)
         return self.base_url
 
-    async def _start(self, host: str, port: int) -> None:
-        self._runner = web.AppRunner(self.app.build(), access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
-        self.app.base_url = f"http://{host}:{sock.getsockname()[1]}"
-
-    def call(self, fn: Any, *args: Any) -> Any:
-        """Run `fn(*args)` on the engine's loop thread, so the session table has one writer."""
-
-        async def wrapper() -> Any:
-            return fn(*args)
-
-        return asyncio.run_coroutine_threadsafe(wrapper(), self._loop).result()
-
-    def open_session(self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False):
-        return self.call(self.app.open, fixtures, mode, no_live)
+    def open_session(
+        self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False
+    ) -> tuple[str, dict[str, str]]:
+        return self.server.call(self.app.open, fixtures, mode, no_live)
 
     def close_session(self, sid: str) -> dict[str, Any]:
-        return self.call(self.app.close, sid)
+        return self.server.call(self.app.close, sid)
 
     def stop(self) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
-            self._runner = None
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-        self._loop.close()
+        self.server.stop()
 
     def __enter__(self) -> Engine:
         self.start()
