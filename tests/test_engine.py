@@ -441,8 +441,21 @@ def test_replay_with_the_network_off_runs_in_a_verified_namespace(tmp_path, fixt
         "else:\n    sys.exit('a route leaves the namespace')\n"
     )
     calls = calls_file(tmp_path, [{"body": chat_request()}])
-    args = ["replay", "--name", "t", "--fixtures-dir", str(fixtures_dir), "--mode", "strict", "--network", "none",
-            "--", "sh", "-c", f"{sys.executable} {probe} && {' '.join(agent_cmd(calls))}"]
+    args = [
+        "replay",
+        "--name",
+        "t",
+        "--fixtures-dir",
+        str(fixtures_dir),
+        "--mode",
+        "strict",
+        "--network",
+        "none",
+        "--",
+        "sh",
+        "-c",
+        f"{sys.executable} {probe} && {' '.join(agent_cmd(calls))}",
+    ]
     proc = run_cli(args)
     if proc.returncode == 3 and "cannot turn the network off" in proc.stderr:
         pytest.skip("no way to make a network namespace here: " + proc.stderr.strip())

@@ -39,9 +39,9 @@ def root(
 
 
 def _register_all() -> None:
-    from . import replay, sandbox
+    from . import capture, fixture, github, policy, replay, report, sandbox, select
 
-    for module in (replay, sandbox):
+    for module in (capture, replay, fixture, sandbox, select, policy, report, github):
         module.register(app)
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import UsageError
-from ..summary import summary_line
 from .server import Engine, dumps_line
 from .session import Mode
 
@@ -29,6 +28,10 @@ class ReplayRun:
 
 
 def line_of(summary: Mapping[str, Any]) -> str:
+    # Imported here, not at the top: the summary renderers pull in the report and fixture-diff modules,
+    # which a serving engine never needs, and the engine's start is on every test run's critical path.
+    from ..summary import summary_line
+
     return "attest replay: " + summary_line(
         summary["replayed"], summary["live"], summary["live_cost_usd"], summary["unpriced"]
     )
