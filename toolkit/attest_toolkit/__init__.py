@@ -1,10 +1,7 @@
 """attest-toolkit: capture an agent's model traffic once, replay it offline, gate pull requests on it."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("attest-toolkit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+source"
+# The single source of the version (pyproject reads it); a literal, because reading package metadata
+# at import costs the engine's start tens of milliseconds.
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

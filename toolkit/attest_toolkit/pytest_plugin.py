@@ -158,6 +158,11 @@ class AttestPlugin:
             self.engines[engine_path] = EngineProcess(engine_path)
         return self.engines[engine_path]
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Start the engine now if a collected test replays, so its start overlaps the first setups."""
+        if self.mode != "off" and any("attest_replay" in getattr(i, "fixturenames", ()) for i in session.items):
+            self.engine(None)
+
     def install_guard(self) -> None:
         if self.guard:
             from . import guard

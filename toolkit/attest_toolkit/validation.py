@@ -13,7 +13,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -30,7 +29,9 @@ def _fast(name: str) -> Any:
 
 
 @cache
-def _explainer(name: str) -> jsonschema.Draft202012Validator:
+def _explainer(name: str) -> Any:
+    import jsonschema  # only an invalid document needs it; its import is slow
+
     return jsonschema.Draft202012Validator(load_schema(name))
 
 

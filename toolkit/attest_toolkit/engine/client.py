@@ -33,12 +33,19 @@ class EngineProcess:
             )
         except OSError as exc:
             raise AttestError(f"cannot start the replay engine: {exc.strerror}", argv[0]) from None
-        ready = self._read_ready(argv[0])
+        # The ready line is read on first use, so the engine starts while the runner collects tests.
+        self._what = argv[0]
+        self.url = self.token = ""
+        self._conn: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
+
+    def _ensure_ready(self) -> None:
+        if self.url:
+            return
+        ready = self._read_ready(self._what)
         self.url, self.token = ready["url"], ready["token"]
         parts = urlsplit(self.url)
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
-        self._conn: http.client.HTTPConnection | None = None
-        self._lock = threading.Lock()
 
     def _read_ready(self, what: str) -> dict[str, Any]:
         line = self.proc.stdout.readline() if self.proc.stdout else ""
@@ -50,8 +57,9 @@ class EngineProcess:
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict[str, Any]:
         payload = json.dumps(body).encode() if body is not None else None
-        headers = {CONTROL_HEADER: self.token, "content-type": "application/json"}
         with self._lock:
+            self._ensure_ready()
+            headers = {CONTROL_HEADER: self.token, "content-type": "application/json"}
             for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
                 if self._conn is None:
                     self._conn = http.client.HTTPConnection(self._host, self._port, timeout=60)
