@@ -78,7 +78,9 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     write_fixture(fixtures, "hello", [exchange(chat_request("Say hello"), chat_response("Hello!"))])
     engine = console_script("attest-engine")
     cases = {
-        "serve": lambda: until_line([engine, "serve"], "ready", None),
+        # what the pytest plugin starts: the engine entry without the CLI layer
+        "serve": lambda: until_line([sys.executable, "-m", "attest_toolkit.engine", "serve"], "ready", None),
+        "cli": lambda: until_line([engine, "serve"], "ready", None),
         "handshake": lambda: until_line(
             [
                 engine,
@@ -105,7 +107,7 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     return [
         Row(
             "startup",
-            '`attest-engine serve` to ready vs `python -c "import aiohttp"`',
+            'the plugin\'s engine (`python -m attest_toolkit.engine serve`) to ready vs `python -c "import aiohttp"`',
             ms(t["serve"]),
             ms(t["aiohttp"]),
             ratio(t["serve"], t["aiohttp"]),
@@ -114,10 +116,17 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
         ),
         Row(
             "startup",
-            "`attest-engine serve` to ready vs `python -c pass`",
+            "the plugin's engine to ready vs `python -c pass`",
             ms(t["serve"]),
             ms(t["pass"]),
             ratio(t["serve"], t["pass"]),
+        ),
+        Row(
+            "startup",
+            '`attest-engine serve` (through the CLI) to ready vs `python -c "import aiohttp"`',
+            ms(t["cli"]),
+            ms(t["aiohttp"]),
+            ratio(t["cli"], t["aiohttp"]),
         ),
         Row(
             "startup",
