@@ -23,6 +23,7 @@ $(WASM):
 
 test: $(BIN)/attest $(WASM)
 	$(BIN)/ruff check toolkit tests bench examples
+	$(BIN)/ruff format --check toolkit tests bench examples
 	$(BIN)/pytest -q -n 2
 
 bench: $(BIN)/attest

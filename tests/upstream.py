@@ -39,7 +39,9 @@ class FakeUpstream:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        self.requests.append(Seen(request.method, request.path, request.query_string, dict(request.headers), body))
+        self.requests.append(
+            Seen(request.method, request.path, request.query_string, dict(request.headers), body)
+        )
         if not self.replies:
             return web.json_response({"error": {"message": "fake upstream: no reply scripted"}}, status=500)
         reply = self.replies.pop(0)

@@ -160,7 +160,9 @@ class AttestPlugin:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start the engine now if a collected test replays, so its start overlaps the first setups."""
-        if self.mode != "off" and any("attest_replay" in getattr(i, "fixturenames", ()) for i in session.items):
+        if self.mode != "off" and any(
+            "attest_replay" in getattr(i, "fixturenames", ()) for i in session.items
+        ):
             self.engine(None)
 
     def install_guard(self) -> None:
