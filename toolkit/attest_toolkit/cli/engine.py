@@ -44,8 +44,7 @@ def replay(
         summary = engine.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0
     result = engine.run_command(command or [], fixtures, resolve_mode(mode), no_live)
-    engine.runner.report_misses(result.summary)
-    print(engine.line_of(result.summary))
+    engine.runner.print_outcome(result.summary)
     if result.returncode is None:
         return 3
     return 1 if result.diverged or result.returncode != 0 else 0

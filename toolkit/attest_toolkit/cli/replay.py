@@ -96,9 +96,7 @@ def replay(
     if network == "guard":
         env["ATTEST_EGRESS"], no_live = "block", True
     run = engine.run_command(command, fixtures, chosen, no_live, env)
-    engine.runner.report_misses(run.summary)
-    print(engine.line_of(run.summary))
-    sys.stdout.flush()
+    engine.runner.print_outcome(run.summary)
     return exit_code(run)
 
 

@@ -60,9 +60,11 @@ def run_command(
     return ReplayRun(returncode, summary)
 
 
-def report_misses(summary: Mapping[str, Any], out: IO[str] = sys.stderr) -> None:
+def print_outcome(summary: Mapping[str, Any]) -> None:
+    """Each miss on standard error, then the summary line on standard output."""
     for miss in summary["miss_list"]:
-        out.write(miss["message"] + "\n")
+        sys.stderr.write(miss["message"] + "\n")
+    print(line_of(summary), flush=True)
 
 
 def serve(
