@@ -64,7 +64,17 @@ def print_outcome(summary: Mapping[str, Any]) -> None:
     """Each miss on standard error, then the summary line on standard output."""
     for miss in summary["miss_list"]:
         sys.stderr.write(miss["message"] + "\n")
+    if summary["live"]:
+        sys.stderr.write(price_note() + "\n")
     print(line_of(summary), flush=True)
+
+
+def price_note() -> str:
+    from .pricing import table
+
+    prices = table()
+    sources = ", ".join(prices["sources"])
+    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
 
 
 def serve(
