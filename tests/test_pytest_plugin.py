@@ -156,6 +156,7 @@ def test_an_auto_miss_with_the_key_goes_live_and_is_counted(suite, monkeypatch):
     assert len(upstream.requests) == 1
     assert report_of(suite)["summary"]["replay"]["live"] == 1
     assert "attest replay: 0 replayed · 1 live model calls · $0.00" in result.outlines
+    assert any("priced from the built-in table of" in line for line in result.outlines)
 
 
 def test_the_default_mode_is_strict_when_ci_is_set(suite, monkeypatch):

@@ -20,7 +20,7 @@ import pytest
 
 from . import report as reports
 from .engine.client import EngineProcess
-from .engine.runner import line_of
+from .engine.runner import line_of, price_note
 from .engine.session import MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
@@ -349,7 +349,10 @@ class AttestPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if any("replay" in r for r in self.rows.values()):
-            terminalreporter.write_line(line_of(self.totals()))
+            totals = self.totals()
+            if totals["live"]:
+                terminalreporter.write_line(price_note())
+            terminalreporter.write_line(line_of(totals))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):
