@@ -99,8 +99,26 @@ def test_changed(attest_replay):
     )
     row = report_of(suite)["tests"][0]
     assert row["outcome"] == "failed"
+    assert row["message"].startswith("replay miss: messages changed (hash ")
     assert row["replay"]["misses"] == 1 and row["replay"]["miss"]["component"] == "messages"
     assert row["replay"]["miss"]["location"]["file"] == "agent.py"
+
+
+def test_a_plain_failure_is_reported_by_its_own_line(suite):
+    suite.makepyfile(
+        test_agent="""
+import agent
+
+def test_wrong(attest_replay):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Goodbye!"
+"""
+    )
+    suite.runpytest_subprocess("--attest-replay=strict", "--attest-report=report.json").assert_outcomes(
+        failed=1
+    )
+    message = report_of(suite)["tests"][0]["message"]
+    assert message.startswith("AssertionError: assert 'Hello!' == 'Goodbye!'")
 
 
 def test_a_miss_fails_a_test_that_swallowed_the_error(suite):

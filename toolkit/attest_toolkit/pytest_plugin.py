@@ -288,6 +288,7 @@ class AttestPlugin:
         report.outcome = "failed"
         report.longrepr = message + (f"\n\n(the agent then failed with)\n{original}" if original else "")
         report.__dict__.pop("wasxfail", None)
+        report.user_properties.append(("attest_message", message))
 
     # --- report-v2 (runs on the xdist controller too, from the workers' serialized reports) ---------
 
@@ -306,7 +307,7 @@ class AttestPlugin:
             if outcome == "not_evaluated":
                 row["reason"] = "replay_miss"
             if outcome in ("failed", "error", "skipped", "not_evaluated", "xfailed"):
-                row["message"] = self.message(report)
+                row["message"] = props.get("attest_message") or self.message(report)
 
     def new_row(self, report: pytest.TestReport) -> dict[str, Any]:
         path, line, _ = report.location
@@ -338,8 +339,12 @@ class AttestPlugin:
 
     @staticmethod
     def message(report: pytest.TestReport) -> str | None:
+        """What a reviewer needs: the skip reason, or the failure's own line (`E   AssertionError: ...`)."""
         if isinstance(report.longrepr, tuple):
             return str(report.longrepr[2])
+        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+        if crash:
+            return str(crash)[:4000]
         text = report.longreprtext.strip()
         return text[-4000:] if text else getattr(report, "wasxfail", None) or None
 
