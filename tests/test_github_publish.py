@@ -613,3 +613,33 @@ def test_a_malformed_report_is_one_line_exit_3(actions: Actions, capsys: pytest.
 def test_no_report_at_all_is_a_usage_error(actions: Actions, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = actions.cli(capsys=capsys)
     assert code == 3 and "--report" in err
+
+
+# --- what the change re-recorded ------------------------------------------------------------------
+
+
+def test_the_comment_says_what_the_change_re_recorded(actions: Actions) -> None:
+    from conftest import chat_request, chat_response, exchange, write_fixture
+    from test_fixture_changes_git import git
+
+    fixtures = actions.tmp / "tests" / "attest" / "fixtures"
+    git(actions.tmp, "init", "-q", "-b", "main")
+    write_fixture(fixtures, "t1", [exchange(chat_request("one"), chat_response("1"))])
+    git(actions.tmp, "add", "-A")
+    git(actions.tmp, "commit", "-qm", "base")
+    write_fixture(fixtures, "t1", [exchange(chat_request("one, reworded"), chat_response("1"))])
+    report = report_file(actions.tmp, [row(1)])
+
+    actions.publish(report, check_run=False, base_ref="main")
+
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    assert "What the re-recorded fixtures in this change altered:" in body
+    section = body[body.index("What the re-recorded fixtures") :]
+    assert "t1" in section and "messages" in section
+
+
+def test_an_unreadable_base_costs_only_that_section(actions: Actions) -> None:
+    report = report_file(actions.tmp, [row(1)])  # the working directory is no git repository
+    result = actions.publish(report, check_run=False, base_ref="main")
+    assert result.comment is not None and result.comment.action == "created"
+    assert "cannot compare fixtures with main" in actions.stdout.getvalue()

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .fixture import SUFFIX, model_interactions, name_of, read_fixture
+from .fixture import SUFFIX, model_interactions, name_of, parse_fixture, read_fixture, scan
+from .secrets import environment_secrets
 
 COMPONENTS = ("system", "messages", "tools", "params", "model")
 
@@ -122,3 +123,41 @@ def _fixture_files(directory: Path) -> dict[str, Path]:
     if not directory.is_dir():
         return {}
     return {name_of(p): p for p in sorted(directory.rglob(f"*{SUFFIX}"))}
+
+
+def changes_since(repo: str | Path, base: str, fixtures_dir: str | Path) -> list[dict[str, Any]]:
+    """Every fixture under `fixtures_dir` that the change since `base` (a git revision) re-recorded,
+    added or removed, compared with its version at the merge base. A fixture is known by its name, so
+    a rename reads as the old name removed and the new one added."""
+    from .select.git import GitRepo  # git is only needed when a base revision is given
+
+    git = GitRepo(Path(repo))
+    under = Path(fixtures_dir).as_posix().rstrip("/") + "/"
+    before: set[str] = set()
+    after: set[str] = set()
+    for change in git.changes(base, None):
+        if change.old_path:
+            before.add(change.old_path)
+        elif not change.status.startswith("A"):
+            before.add(change.path)
+        if not change.deleted:
+            after.add(change.path)
+    wanted = {p for p in before | after if p.startswith(under) and p.endswith(SUFFIX)}
+    if not wanted:
+        return []
+    since = git.tree(git.merge_base(git.resolve(base), git.resolve("HEAD"), base, "HEAD"))
+    old = since.read(sorted(wanted & before))
+    changes = []
+    for path in sorted(wanted, key=name_of):
+        base_doc = _parsed(old[path], path) if path in old else None
+        head_doc = read_fixture(Path(repo) / path) if path in after else None
+        diff = fixture_changes(base_doc, head_doc, name_of(path))
+        if diff["status"] != "unchanged":
+            changes.append(diff)
+    return changes
+
+
+def _parsed(text: str, path: str) -> Fixture:
+    doc = parse_fixture(text, path)
+    scan(doc, path, environment_secrets(), "read")  # a past version is read like any other
+    return doc

@@ -45,6 +45,13 @@ def publish_command(
         Path, Opt("--artifact-dir", help="Where a read-only run writes attest-pr.json.")
     ] = DEFAULT_ARTIFACT_DIR,
     check_name: Annotated[str, Opt("--check-name", help="Name of the check run.")] = "attest",
+    base_ref: Annotated[
+        str | None,
+        Opt("--base-ref", help="Show what the change re-recorded since this revision (the PR's base)."),
+    ] = None,
+    fixtures_dir: Annotated[
+        Path, Opt("--fixtures-dir", help="Where the fixtures live, for --base-ref.")
+    ] = Path("tests/attest/fixtures"),
 ) -> None:
     """Publish a report. Exits 0 even when GitHub fails (a warning says so); 3 on bad input."""
     options = PublishOptions(
@@ -60,5 +67,7 @@ def publish_command(
         from_artifact=from_artifact,
         artifact_dir=artifact_dir,
         check_name=check_name,
+        base_ref=base_ref,
+        fixtures_dir=fixtures_dir,
     )
     publish(options, os.environ)

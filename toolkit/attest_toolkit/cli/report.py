@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..fixture import DEFAULT_DIR, atomic_write
-from ..fixture_diff import changes_between_dirs
+from ..fixture_diff import changes_between_dirs, changes_since
 from ..junit import from_junit, to_junit
 from ..policy import default_policy_path, evaluate, load_policy
 from ..report import load_report, merge_reports, write_report
@@ -40,6 +40,9 @@ BaseOpt = typer.Option(
     "--base-fixtures",
     help="The fixtures directory of the base revision; the summary shows what changed since.",
 )
+BaseRefOpt = typer.Option(
+    "--base-ref", help="A git revision (the PR's base); the summary shows what was re-recorded since."
+)
 HeadOpt = typer.Option("--fixtures-dir", help="The fixtures directory of this revision.")
 MaxOpt = typer.Option("--max-chars", min=200, help="Trim to this many characters (a PR comment: 65536).")
 OutOpt = typer.Option("--output", "-o", help="Write to this file instead of standard output.")
@@ -53,6 +56,7 @@ def summary_command(
     server_url: Annotated[str, ServerOpt] = "https://github.com",
     policy: Annotated[Path | None, PolicyOpt] = None,
     base_fixtures: Annotated[Path | None, BaseOpt] = None,
+    base_ref: Annotated[str | None, BaseRefOpt] = None,
     fixtures_dir: Annotated[Path, HeadOpt] = DEFAULT_DIR,
     max_chars: Annotated[int | None, MaxOpt] = None,
     output: Annotated[Path | None, OutOpt] = None,
@@ -61,7 +65,11 @@ def summary_command(
     verdict = None
     if policy is not None or default_policy_path() is not None:
         verdict = evaluate(loaded, load_policy(policy))
-    changes = changes_between_dirs(base_fixtures, fixtures_dir) if base_fixtures is not None else None
+    changes = None
+    if base_ref is not None:
+        changes = changes_since(Path.cwd(), base_ref, fixtures_dir)
+    elif base_fixtures is not None:
+        changes = changes_between_dirs(base_fixtures, fixtures_dir)
     text = render(
         loaded,
         fmt.value,

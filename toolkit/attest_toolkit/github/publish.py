@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import UsageError
+from ..errors import AttestError, UsageError
 from ..fixture import atomic_write
+from ..fixture_diff import changes_since
 from ..policy import Verdict, evaluate, load_policy
 from ..report import Report, load_report
 from ..secrets import Secrets, environment_secrets
@@ -52,6 +53,8 @@ class PublishOptions:
     from_artifact: Path | None = None
     artifact_dir: Path = DEFAULT_ARTIFACT_DIR
     check_name: str = "attest"
+    base_ref: str | None = None  # show what the change re-recorded since this revision
+    fixtures_dir: Path = Path("tests/attest/fixtures")
 
 
 @dataclass
@@ -78,6 +81,7 @@ class _Run:
     token: str
     secrets: Secrets
     out: TextIO
+    fixture_changes: list[dict] | None = None
 
 
 def publish(
@@ -123,7 +127,19 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO) -> _R
         token=token,
         secrets=environment_secrets(extra=[token] if token else []),
         out=out,
+        fixture_changes=_fixture_changes(options, out),
     )
+
+
+def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
+    """What the change re-recorded; a repository git cannot read only loses this section."""
+    if options.base_ref is None:
+        return None
+    try:
+        return changes_since(Path.cwd(), options.base_ref, options.fixtures_dir)
+    except AttestError as exc:
+        print(f"::warning title=attest::cannot compare fixtures with {options.base_ref}: {exc}", file=out)
+        return None
 
 
 def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, PublishOptions]:
@@ -171,6 +187,7 @@ def _markdown(run: _Run, max_chars: int) -> str:
         server_url=ctx.server_url,
         max_chars=max_chars,
         verdict=run.verdict,
+        fixture_changes=run.fixture_changes,
     )
     return run.secrets.redact(text)
 
