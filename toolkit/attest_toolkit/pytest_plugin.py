@@ -20,10 +20,10 @@ import pytest
 
 from . import report as reports
 from .engine.client import EngineProcess
-from .engine.runner import line_of, price_note
 from .engine.session import MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
+from .summary import price_note, replay_line
 
 ENV_VARS = (
     "OPENAI_BASE_URL",
@@ -357,7 +357,7 @@ class AttestPlugin:
             totals = self.totals()
             if totals["live"]:
                 terminalreporter.write_line(price_note())
-            terminalreporter.write_line(line_of(totals))
+            terminalreporter.write_line(replay_line(totals))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
@@ -26,6 +26,22 @@ def summary_line(replayed: int, live: int, live_cost_usd: float, unpriced: int =
     # The wording is fixed, "1 live model calls" included, so that logs and checks can match it.
     line = f"{replayed} replayed · {live} live model calls · ${live_cost_usd:.2f}"
     return f"{line} (+{unpriced} unpriced)" if unpriced else line
+
+
+def replay_line(counts: Mapping[str, Any]) -> str:
+    """`attest replay: 4 replayed · 0 live model calls · $0.00`, from a replay's counts."""
+    return "attest replay: " + summary_line(
+        counts["replayed"], counts["live"], counts["live_cost_usd"], counts["unpriced"]
+    )
+
+
+def price_note() -> str:
+    """Which price table priced the live calls, said whenever there were some."""
+    from .engine.pricing import table
+
+    prices = table()
+    sources = ", ".join(prices["sources"])
+    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
 
 
 Format = Literal["markdown", "text", "json"]

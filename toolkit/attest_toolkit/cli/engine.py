@@ -2,7 +2,7 @@
 
 attest-engine replay --name N -- CMD    run CMD against the replay proxy; exit 1 on a miss or a failing command
 attest-engine replay --serve --name N   the helpers' protocol: {"env"} out, serve until "stop", {"summary"} out
-attest-engine serve                     many sessions over HTTP control calls (the pytest plugin's engine)
+attest-engine serve                     many sessions, opened and closed by JSON lines on stdin (a test runner)
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from .. import engine
+from ..engine.runner import print_outcome
 from . import run
 from .replay import COMMAND, FIXTURE, FIXTURES_DIR, MODE, NAME, NO_LIVE, resolve_fixtures, resolve_mode
 
@@ -44,7 +45,7 @@ def replay(
         summary = engine.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0
     result = engine.run_command(command or [], fixtures, resolve_mode(mode), no_live)
-    engine.runner.print_outcome(result.summary)
+    print_outcome(result.summary)
     if result.returncode is None:
         return 3
     return 1 if result.diverged or result.returncode != 0 else 0
@@ -52,7 +53,7 @@ def replay(
 
 @app.command("serve")
 def serve() -> int:
-    """Serve many replay sessions, opened and closed over HTTP by a test runner; stop at end of input."""
+    """Serve many replay sessions for a test runner: {"open": ...} and {"close": id} lines on stdin."""
     engine.serve_control()
     return 0
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from .. import engine
+from ..engine.runner import print_outcome
 from ..errors import UsageError
 from ..fixture import fixture_path
 
@@ -96,7 +97,7 @@ def replay(
     if network == "guard":
         env["ATTEST_EGRESS"], no_live = "block", True
     run = engine.run_command(command, fixtures, chosen, no_live, env)
-    engine.runner.print_outcome(run.summary)
+    print_outcome(run.summary)
     return exit_code(run)
 
 

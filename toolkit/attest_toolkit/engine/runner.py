@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import UsageError
+from ..errors import AttestError, UsageError
 from .server import Engine, dumps_line
 from .session import Mode
 
@@ -25,16 +26,6 @@ class ReplayRun:
     @property
     def diverged(self) -> bool:
         return self.summary["misses"] > 0
-
-
-def line_of(summary: Mapping[str, Any]) -> str:
-    # Imported here, not at the top: the summary renderers pull in the report and fixture-diff modules,
-    # which a serving engine never needs, and the engine's start is on every test run's critical path.
-    from ..summary import summary_line
-
-    return "attest replay: " + summary_line(
-        summary["replayed"], summary["live"], summary["live_cost_usd"], summary["unpriced"]
-    )
 
 
 def run_command(
@@ -62,19 +53,13 @@ def run_command(
 
 def print_outcome(summary: Mapping[str, Any]) -> None:
     """Each miss on standard error, then the summary line on standard output."""
+    from ..summary import price_note, replay_line
+
     for miss in summary["miss_list"]:
         sys.stderr.write(miss["message"] + "\n")
     if summary["live"]:
         sys.stderr.write(price_note() + "\n")
-    print(line_of(summary), flush=True)
-
-
-def price_note() -> str:
-    from .pricing import table
-
-    prices = table()
-    sources = ", ".join(prices["sources"])
-    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
+    print(replay_line(summary), flush=True)
 
 
 def serve(
@@ -100,11 +85,31 @@ def serve(
 
 
 def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> None:
-    """Many sessions over HTTP control calls (the pytest plugin's engine): print {"ready": ...} and
-    serve until end of input, so the engine dies with the process that started it."""
+    """Many sessions for a test runner in another process, controlled over this process's own pipes:
+    print {"ready": ...}, then answer one JSON line per request line ({"open": {...}} or
+    {"close": id}) until a stop line or end of input, so the engine dies with its runner. The pipes
+    are private to the runner: no other process can open or end a session."""
     with Engine() as engine:
-        stdout.write(dumps_line({"ready": {"url": engine.base_url, "token": engine.app.token}}) + "\n")
+        stdout.write(dumps_line({"ready": {"url": engine.base_url}}) + "\n")
         stdout.flush()
         for line in stdin:
             if line.strip().lower() in STOP_LINES:
                 break
+            stdout.write(dumps_line(control(engine, line)) + "\n")
+            stdout.flush()
+
+
+def control(engine: Engine, line: str) -> dict[str, Any]:
+    try:
+        request = json.loads(line)
+        if "open" in request:
+            spec = request["open"]
+            sid, env = engine.open_session(
+                spec["fixtures"], spec.get("mode", "strict"), bool(spec.get("no_live"))
+            )
+            return {"id": sid, "env": env}
+        return {"summary": engine.close_session(request["close"])}
+    except AttestError as exc:
+        return {"error": str(exc), "exit_code": exc.exit_code}
+    except (ValueError, KeyError, TypeError):
+        return {"error": "not a control request: " + line.strip()[:200], "exit_code": 3}

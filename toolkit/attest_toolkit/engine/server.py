@@ -1,13 +1,12 @@
 """The replay proxy: an aiohttp server on loopback serving many sessions, one per test.
 
 Each session is reached under its own URL prefix (`/r/<id>/openai/v1`, `/r/<id>/anthropic`,
-`/r/<id>/otlp`), so one engine serves a whole test session and a test costs two control calls, not a
+`/r/<id>/otlp`), so one engine serves a whole test session and a test costs two control lines, not a
 process start. The engine runs its event loop in a thread of its own; `Engine` is the thread-safe face.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets as pysecrets
@@ -30,7 +29,6 @@ from .store import FixtureStore, Recording
 # The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
 # placeholder that can never match the engine's own key and so is never forwarded.
 PLACEHOLDER_KEY = "attest-replay-no-key"
-CONTROL_HEADER = "x-attest-token"
 
 
 def miss_response(provider: str, message: str) -> web.Response:
@@ -71,16 +69,12 @@ class ReplayApp:
         self.store = FixtureStore(secrets)
         self.live = LiveForwarder(env)
         self.sessions: dict[str, Session] = {}
-        self.token = pysecrets.token_hex(16)
         self.base_url = ""
         self._load_lock = threading.Lock()
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
-        app.router.add_post("/_attest/sessions", self.control_open)
-        app.router.add_delete("/_attest/sessions/{sid}", self.control_close)
-        app.router.add_get("/_attest/health", self.health)
         app.on_cleanup.append(lambda _app: self.live.close())
         return app
 
@@ -161,39 +155,6 @@ class ReplayApp:
         response, body = await self.live.forward(request, provider, path, raw)
         session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
         return response
-
-    # --- control (for a test runner in another process) --------------------------------------------
-
-    def _authorized_control(self, request: web.Request) -> bool:
-        return pysecrets.compare_digest(request.headers.get(CONTROL_HEADER, ""), self.token)
-
-    async def control_open(self, request: web.Request) -> web.Response:
-        if not self._authorized_control(request):
-            return web.json_response({"error": "bad control token"}, status=403)
-        spec = await request.json()
-        loop = asyncio.get_running_loop()
-        try:
-            sid, env = await loop.run_in_executor(
-                None,
-                self.open,
-                spec.get("fixtures", []),
-                spec.get("mode", "strict"),
-                bool(spec.get("no_live")),
-            )
-        except AttestError as exc:
-            return web.json_response({"error": str(exc), "exit_code": exc.exit_code}, status=400)
-        return web.json_response({"id": sid, "env": env})
-
-    async def control_close(self, request: web.Request) -> web.Response:
-        if not self._authorized_control(request):
-            return web.json_response({"error": "bad control token"}, status=403)
-        try:
-            return web.json_response({"summary": self.close(request.match_info["sid"])})
-        except AttestError as exc:
-            return web.json_response({"error": str(exc)}, status=404)
-
-    async def health(self, request: web.Request) -> web.Response:
-        return web.json_response({"ok": True, "sessions": len(self.sessions)})
 
 
 class Engine:
