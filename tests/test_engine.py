@@ -462,3 +462,31 @@ def test_replay_with_the_network_off_runs_in_a_verified_namespace(tmp_path, fixt
     assert proc.returncode == 0, proc.stderr
     assert "no route" in proc.stdout and "isolation verified" in proc.stderr
     assert proc.stdout.splitlines()[-1] == SUMMARY_OK
+
+
+def test_the_runner_control_protocol_answers_every_line(tmp_path, fixtures_dir):
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
+    code = "import sys; from attest_toolkit.cli.engine import main; sys.argv[0]='attest-engine'; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+
+    def ask(line: str) -> dict:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    assert json.loads(proc.stdout.readline())["ready"]["url"].startswith("http://127.0.0.1:")
+    assert "not a control request" in ask("hello")["error"]
+    missing = ask(json.dumps({"open": {"fixtures": [str(tmp_path / "nope.attest.json")]}}))
+    assert "no such fixture" in missing["error"] and missing["exit_code"] == 3
+    opened = ask(json.dumps({"open": {"fixtures": [str(path)], "mode": "strict"}}))
+    client = openai.OpenAI(base_url=opened["env"]["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "served"
+    assert ask(json.dumps({"close": opened["id"]}))["summary"]["replayed"] == 1
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
