@@ -10,8 +10,7 @@ from urllib.parse import quote
 import pytest
 from attest_toolkit.fixture import find_credential
 from attest_toolkit.normalize import Exchange, Templater, request_key
-from attest_toolkit.normalize.walk import may_hold_secret
-from attest_toolkit.secrets import REDACTED, TOKEN_PATTERNS, Secrets
+from attest_toolkit.secrets import REDACTED, TOKEN_PATTERNS, Secrets, may_hold_secret
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -6,12 +6,11 @@ a live request whatever order the client wrote its keys in.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..secrets import MIN_ENV_SECRET, REDACTED, Secrets, is_secret_key
+from ..secrets import REDACTED, Secrets, is_secret_key
 
 # The parts of a request that carry a tool's output back to the model: stored and compared literally.
 TOOL_RESULT_TYPES = {
@@ -22,49 +21,6 @@ TOOL_RESULT_TYPES = {
 TOOL_RESULT_ROLES = ("tool", "function")
 
 _secret_key = lru_cache(maxsize=4096)(is_secret_key)
-
-
-# Text every secret shape in secrets.TOKEN_PATTERNS contains (a test keeps the two in step). Matching
-# checks these substrings first and runs the shapes only on text that has one: most text has none, and
-# eleven regular-expression scans per string would dominate the time a replayed call takes.
-SECRET_HINTS = (
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "AKIA",
-    "ASIA",
-    "AIza",
-    "gsk_",
-    "xai-",
-    "hf_",
-    "xox",
-    "eyJ",
-)  # and "bearer" in any case
-
-
-# Short text (most keys and values) is checked with one pattern; long text with plain substring scans,
-# which Python runs faster than a pattern with many alternatives.
-_HINT_PATTERN = re.compile("|".join(map(re.escape, SECRET_HINTS)) + "|(?i:bearer)")
-_SHORT = 256
-
-
-def may_hold_secret(text: str, values: tuple[str, ...]) -> bool:
-    """False only when `text` cannot hold a secret shape or one of `values`."""
-    if len(text) < MIN_ENV_SECRET:  # every shape and every `.env` secret is at least this long
-        return False
-    for value in values:
-        if value in text:
-            return True
-    if len(text) < _SHORT:
-        return _HINT_PATTERN.search(text) is not None
-    for hint in SECRET_HINTS:
-        if hint in text:
-            return True
-    return "bearer" in text.lower()
 
 
 def literal_key(node: dict[str, Any]) -> str | None:
@@ -98,7 +54,7 @@ class Walker:
         return found
 
     def redact(self, text: str) -> str:
-        return self.secrets.redact(text) if may_hold_secret(text, self.secrets.values) else text
+        return self.secrets.redact(text)
 
     def text(self, text: str) -> str:
         text = self.redact(text)
