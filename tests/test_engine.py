@@ -30,11 +30,14 @@ SUMMARY_OK = "attest replay: 1 replayed · 0 live model calls · $0.00"
 KEY = "sk-test-" + "k" * 40
 
 
+def replay_args(fixtures_dir: Path, *extra: str, command: list[str]) -> list[str]:
+    return ["replay", "--name", "t", "--fixtures-dir", str(fixtures_dir), *extra, "--", *command]
+
+
 def replay(
     fixtures_dir: Path, calls: Path, *extra: str, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    args = ["replay", "--name", "t", "--fixtures-dir", str(fixtures_dir), *extra, "--", *agent_cmd(calls)]
-    return run_cli(args, env=env)
+    return run_cli(replay_args(fixtures_dir, *extra, command=agent_cmd(calls)), env=env)
 
 
 def outputs(proc: subprocess.CompletedProcess) -> list[dict]:
@@ -129,20 +132,9 @@ def test_control_characters_in_model_names_are_escaped(tmp_path, fixtures_dir):
 
 def test_a_failing_command_exits_1(tmp_path, fixtures_dir):
     write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response())])
-    args = [
-        "replay",
-        "--name",
-        "t",
-        "--fixtures-dir",
-        str(fixtures_dir),
-        "--mode",
-        "strict",
-        "--",
-        sys.executable,
-        "-c",
-        "raise SystemExit(4)",
-    ]
-    proc = run_cli(args)
+    proc = run_cli(
+        replay_args(fixtures_dir, "--mode", "strict", command=[sys.executable, "-c", "raise SystemExit(4)"])
+    )
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[-1] == "attest replay: 0 replayed · 0 live model calls · $0.00"
 
@@ -372,30 +364,10 @@ def test_usage_errors_exit_3_not_2(tmp_path):
 def test_engine_replay_exits_1_on_a_miss(tmp_path, fixtures_dir):
     write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response())])
     calls = calls_file(tmp_path, [{"body": chat_request("changed")}])
-    args = [
-        "replay",
-        "--name",
-        "t",
-        "--fixtures-dir",
-        str(fixtures_dir),
-        "--mode",
-        "strict",
-        "--",
-        *agent_cmd(calls),
-    ]
+    args = replay_args(fixtures_dir, "--mode", "strict", command=agent_cmd(calls))
     assert run_cli(args, program="attest-engine").returncode == 1
     calls = calls_file(tmp_path, [{"body": chat_request()}])
-    args = [
-        "replay",
-        "--name",
-        "t",
-        "--fixtures-dir",
-        str(fixtures_dir),
-        "--mode",
-        "strict",
-        "--",
-        *agent_cmd(calls),
-    ]
+    args = replay_args(fixtures_dir, "--mode", "strict", command=agent_cmd(calls))
     proc = run_cli(args, program="attest-engine")
     assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == SUMMARY_OK
 
@@ -441,22 +413,10 @@ def test_replay_with_the_network_off_runs_in_a_verified_namespace(tmp_path, fixt
         "else:\n    sys.exit('a route leaves the namespace')\n"
     )
     calls = calls_file(tmp_path, [{"body": chat_request()}])
-    args = [
-        "replay",
-        "--name",
-        "t",
-        "--fixtures-dir",
-        str(fixtures_dir),
-        "--mode",
-        "strict",
-        "--network",
-        "none",
-        "--",
-        "sh",
-        "-c",
-        f"{sys.executable} {probe} && {' '.join(agent_cmd(calls))}",
-    ]
-    proc = run_cli(args)
+    script = f"{sys.executable} {probe} && {' '.join(agent_cmd(calls))}"
+    proc = run_cli(
+        replay_args(fixtures_dir, "--mode", "strict", "--network", "none", command=["sh", "-c", script])
+    )
     if proc.returncode == 3 and "cannot turn the network off" in proc.stderr:
         pytest.skip("no way to make a network namespace here: " + proc.stderr.strip())
     assert proc.returncode == 0, proc.stderr
