@@ -111,6 +111,25 @@ def write_fixture(directory: Path, name: str, exchanges: list[Exchange], provide
     return fx.write_fixture(fx.fixture_path(name, directory), doc, Secrets.of([]))
 
 
+# Commits in tests' git repositories: a fixed author, and no user or system git configuration.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo`; its standard output."""
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
     env.update(extra)

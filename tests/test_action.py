@@ -23,21 +23,13 @@ import pytest
 import yaml
 from action_runner import ActionRun, interpolate, run_action
 from attest_toolkit.sandbox import SandboxError, choose_strategy
-from conftest import REPO, chat_request, chat_response, clean_env, exchange, write_fixture
+from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, write_fixture
 from fake_github import FakeGitHub
 from fake_runner import parse_command
 
 OWNER_REPO = "acme/refund-agent"
 TOKEN = "ghs_" + "t" * 36
 FIXTURES = "tests/attest/fixtures"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
 
 AGENT = """\
 import openai
@@ -76,13 +68,6 @@ def namespace() -> str:
         pytest.skip(f"no network namespace can be made here: {exc}")
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
 def fixture(repo: Path, name: str, prompt: str, answer: str, system: str = "You are terse.") -> None:
     request = chat_request(prompt, system=system)
     write_fixture(repo / FIXTURES, name, [exchange(request, chat_response(answer))])
@@ -91,7 +76,7 @@ def fixture(repo: Path, name: str, prompt: str, answer: str, system: str = "You 
 def commit(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+    return git(repo, "rev-parse", "HEAD").strip()
 
 
 @dataclass
@@ -106,7 +91,7 @@ class Project:
     runs: int = 0
 
     def head(self) -> str:
-        return git(self.repo, "rev-parse", "HEAD")
+        return git(self.repo, "rev-parse", "HEAD").strip()
 
     def event(self, head_repo: str = OWNER_REPO) -> dict[str, Any]:
         def side(sha: str, repo: str) -> dict[str, Any]:

@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from attest_toolkit.errors import AttestError
 from attest_toolkit.fixture_diff import changes_since
-from conftest import chat_request, chat_response, exchange, write_fixture
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@localhost",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@localhost",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    ).stdout
+from conftest import chat_request, chat_response, exchange, git, write_fixture
 
 
 @pytest.fixture

@@ -619,8 +619,7 @@ def test_no_report_at_all_is_a_usage_error(actions: Actions, capsys: pytest.Capt
 
 
 def test_the_comment_says_what_the_change_re_recorded(actions: Actions) -> None:
-    from conftest import chat_request, chat_response, exchange, write_fixture
-    from test_fixture_changes_git import git
+    from conftest import chat_request, chat_response, exchange, git, write_fixture
 
     fixtures = actions.tmp / "tests" / "attest" / "fixtures"
     git(actions.tmp, "init", "-q", "-b", "main")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +16,7 @@ from attest_toolkit.cli.select import _terminal_progress, register
 from attest_toolkit.report import ReportError, load_report
 from attest_toolkit.select import select_tests, shard
 from attest_toolkit.select.scan import scan_js
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
+from conftest import git
 
 FIX = "tests/attest/fixtures"
 
@@ -82,13 +73,6 @@ describe("refund agent", () => {
   });
 });
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
-    )
-    return proc.stdout
 
 
 def write(repo: Path, files: dict[str, str]) -> None:
