@@ -23,6 +23,7 @@ from .engine.client import EngineProcess
 from .engine.session import MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
+from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
 ENV_VARS = (
@@ -367,16 +368,6 @@ class AttestPlugin:
                 environment=reports.default_environment("pytest"),
             )
             reports.write_report(built, self.report_path)
-
-
-def egress_facts(guard: bool) -> dict[str, Any]:
-    """What protected this run: a network namespace (probed again here, it sends nothing), or the guard."""
-    from .sandbox import current_egress
-
-    egress = current_egress()
-    if egress["mode"] == "off" and guard:
-        egress = {**egress, "mode": "guard", "isolation_verified": False}
-    return egress
 
 
 PLUGIN = pytest.StashKey[AttestPlugin]()

@@ -3,6 +3,7 @@
 attest-engine replay --name N -- CMD    run CMD against the replay proxy; exit 1 on a miss or a failing command
 attest-engine replay --serve --name N   the helpers' protocol: {"env"} out, serve until "stop", {"summary"} out
 attest-engine serve                     many sessions, opened and closed by JSON lines on stdin (a test runner)
+attest-engine report -o PATH            report-v2 from another runner's test rows on stdin (the Vitest reporter)
 """
 
 from __future__ import annotations
@@ -55,6 +56,18 @@ def replay(
 def serve() -> int:
     """Serve many replay sessions for a test runner: {"open": ...} and {"close": id} lines on stdin."""
     engine.serve_control()
+    return 0
+
+
+REPORT_OUTPUT = typer.Option(..., "--output", "-o", help="Where to write the report-v2 JSON.")
+
+
+@app.command("report")
+def report(output: Path = REPORT_OUTPUT) -> int:
+    """Write report-v2 from a test runner's rows on stdin: {"runner": ..., "guard": ..., "tests": [...]}."""
+    from ..runner_report import write_from_rows
+
+    write_from_rows(sys.stdin, output)
     return 0
 
 

@@ -1,0 +1,59 @@
+"""`attest-engine report`: report-v2 from another test runner's rows (what the Vitest reporter sends)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import clean_env
+
+KEY = "sk-test-" + "f" * 40
+ROW = {
+    "id": "t.test.ts::refunds",
+    "file": "t.test.ts",
+    "line": 3,
+    "outcome": "passed",
+    "duration": 0.25,
+    "message": None,
+}
+
+
+def engine_report(stdin: str, output: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from attest_toolkit.cli.engine import main; sys.argv[0] = 'attest-engine'; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, "report", "--output", str(output)],
+        input=stdin,
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_rows_become_a_validated_redacted_report(tmp_path: Path) -> None:
+    failed = {**ROW, "id": "t.test.ts::leaks", "outcome": "failed", "message": f"401 for key {KEY}"}
+    rows = {"runner": "vitest", "guard": True, "tests": [ROW, failed]}
+    out = tmp_path / "attest-report.json"
+    done = engine_report(json.dumps(rows), out, OPENAI_API_KEY=KEY)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["summary"]["outcomes"]["failed"] == 1
+    assert report["summary"]["environment"]["runner"] == "vitest"
+    assert report["summary"]["egress"]["mode"] in ("guard", "none")
+    assert KEY not in out.read_text(encoding="utf-8")
+
+
+def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    out = tmp_path / "attest-report.json"
+    for stdin, words in (
+        ("not json", "standard input: not JSON"),
+        ("[]", "standard input: expected"),
+        (json.dumps({"tests": [{**ROW, "outcome": "maybe"}]}), "maybe"),
+    ):
+        done = engine_report(stdin, out)
+        assert done.returncode == 3, done.stderr
+        assert words in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not out.exists()

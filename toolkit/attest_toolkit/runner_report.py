@@ -1,0 +1,44 @@
+"""report-v2 for test runners in other languages (the Vitest reporter): test rows in, the report out.
+
+The runner sends its rows on standard input as `{"runner": NAME, "guard": BOOL, "tests": [...]}`;
+this side adds what only the toolkit knows (the run's egress, probed in the runner's own network
+namespace; the environment), redacts secrets in the free-text fields and validates the whole report,
+so a Vitest run's report is the pytest helper's report, checked by the same code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from . import report as reports
+from .errors import UsageError
+
+
+def egress_facts(guard: bool) -> dict[str, Any]:
+    """What protected this run: a network namespace (probed again here, it sends nothing), or the guard."""
+    from .sandbox import current_egress
+
+    egress = current_egress()
+    if egress["mode"] == "off" and guard:
+        egress = {**egress, "mode": "guard", "isolation_verified": False}
+    return egress
+
+
+def write_from_rows(source: IO[str], output: Path) -> Path:
+    """Read a runner's rows from `source` and write a validated report-v2 to `output`."""
+    try:
+        doc = json.load(source)
+    except ValueError as exc:
+        raise UsageError(f"standard input: not JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list):
+        raise UsageError('standard input: expected {"runner": ..., "guard": ..., "tests": [...]}')
+    runner = doc.get("runner") if isinstance(doc.get("runner"), str) else None
+    built = reports.build_report(
+        doc["tests"],
+        egress=egress_facts(bool(doc.get("guard"))),
+        environment=reports.default_environment(runner),
+        duration=doc.get("duration") if isinstance(doc.get("duration"), (int, float)) else None,
+    )
+    return reports.write_report(built, output)
