@@ -1,0 +1,41 @@
+/** The replay mode: from the argument, else ATTEST_REPLAY, else strict when CI is set and auto locally. */
+
+export const MODES = ["strict", "auto", "off"] as const;
+export type Mode = (typeof MODES)[number];
+
+/** A replay that cannot start or is used wrongly: a one-line message, no engine left running. */
+export class ReplayError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReplayError";
+  }
+}
+
+function truthy(value: string | undefined): boolean {
+  return !["", "0", "false", "no"].includes((value ?? "").trim().toLowerCase());
+}
+
+/** strict when CI is set, so a pull-request check never goes live by accident; auto locally. */
+export function defaultMode(env: NodeJS.ProcessEnv = process.env): Mode {
+  return truthy(env.CI) ? "strict" : "auto";
+}
+
+/** The mode a replay runs in; Vitest reads only the argument and ATTEST_REPLAY (no command-line flag). */
+export function resolveMode(mode: string | undefined, env: NodeJS.ProcessEnv = process.env): Mode {
+  const chosen = mode ?? (env.ATTEST_REPLAY?.trim() || undefined) ?? defaultMode(env);
+  if (!(MODES as readonly string[]).includes(chosen)) {
+    const source = mode === undefined ? "ATTEST_REPLAY" : "mode";
+    throw new ReplayError(`attest replay: ${source} must be strict, auto or off, not ${JSON.stringify(chosen)}`);
+  }
+  return chosen as Mode;
+}
+
+/** ATTEST_STRICT=1: an auto-mode miss that could not go live fails instead of being skipped. */
+export function strictMisses(env: NodeJS.ProcessEnv = process.env): boolean {
+  return ["1", "true", "yes", "on"].includes((env.ATTEST_STRICT ?? "").trim().toLowerCase());
+}
+
+/** ATTEST_EGRESS=block turns the egress guard on for every replay (and the whole test file). */
+export function egressFromEnv(env: NodeJS.ProcessEnv = process.env): "block" | "off" {
+  return (env.ATTEST_EGRESS ?? "").trim().toLowerCase() === "block" ? "block" : "off";
+}
