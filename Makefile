@@ -25,7 +25,8 @@ $(WASM):
 # runs its Vitest suite against this venv's engine.
 VITEST_DEPS := sdks/vitest/node_modules/.package-lock.json
 $(VITEST_DEPS): sdks/vitest/package-lock.json
-	command -v npm >/dev/null && (cd sdks/vitest && npm ci --no-audit --no-fund) && touch $@ || echo "npm not found: the Vitest package's tests will be skipped"
+	@if command -v npm >/dev/null; then cd sdks/vitest && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json; \
+	else echo "npm not found: the Vitest package's tests will be skipped"; fi
 
 test: $(BIN)/attest $(WASM) $(VITEST_DEPS)
 	$(BIN)/ruff check toolkit tests bench examples
