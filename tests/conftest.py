@@ -13,6 +13,9 @@ from attest_toolkit import fixture as fx
 from attest_toolkit.normalize import Exchange, Templater
 from attest_toolkit.secrets import Secrets
 
+# Helper modules with asserts, imported by test modules (and loaded as plugins for their fixtures).
+pytest.register_assert_rewrite("github_harness")
+
 REPO = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
 REAL_CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))

@@ -41,7 +41,7 @@ def test_first_line_is_exactly_the_summary_line(fmt: str) -> None:
 
 def test_markdown_lists_misses_at_file_and_line_linked_to_the_head_commit() -> None:
     text = render(make_report(), "markdown", repo="acme/agent", sha=SHA)
-    link = f"[agent/refund.py:42](https://github.com/acme/agent/blob/{SHA}/agent/refund.py#L42)"
+    link = f"[`agent/refund.py:42`](https://github.com/acme/agent/blob/{SHA}/agent/refund.py#L42)"
     miss_row = next(line for line in text.splitlines() if link in line)
     assert "`tests/test_refund.py::test_strict_miss`" in miss_row
     assert MISS_MESSAGE in miss_row
@@ -67,10 +67,10 @@ def test_markdown_shows_failures_not_evaluated_egress_and_the_verdict() -> None:
     assert "### Failures (2)" in text
     assert "RuntimeError: fixture setup failed" in text
     assert "### Not evaluated (1)" in text
-    assert "| replay_miss |" in text
+    assert "| `replay_miss` |" in text
     assert "- Egress: none (network namespace with only loopback), isolation verified" in text
     assert "- Policy: **blocked** (failures, misses, not_evaluated)" in text
-    assert "| failures | policy | block | 2 | **blocked** |" in text
+    assert "| failures | `policy` | block | 2 | **blocked** |" in text
 
 
 def test_text_format_has_the_same_facts_without_markup() -> None:
@@ -93,7 +93,7 @@ def test_table_cells_are_escaped_and_credentials_redacted() -> None:
     message = "expected a|b <b>bold</b> with key sk-proj-abcdefghijklmnopqrstuvwx"
     text = render(make_report([make_test("tests/a.py::t", "not_evaluated", reason=message)]))
     row = next(line for line in text.splitlines() if "`tests/a.py::t`" in line)
-    assert "a\\|b &lt;b&gt;bold&lt;/b&gt;" in row
+    assert "`expected a\\|b <b>bold</b> with key" in row  # a code span: the tag is shown, not rendered
     assert row.count(" | ") == 2  # three cells, the pipe in the message escaped
     assert "sk-proj-" not in text
 
@@ -149,7 +149,7 @@ def test_trimming_keeps_misses_first_and_ends_with_the_notice() -> None:
     text = render(BIG, "markdown", verdict=BIG_VERDICT, repo="o/r", sha=SHA, max_chars=60_000)
     assert len(full) > 60_000
     assert_well_formed(text, 60_000)
-    shown = text.count("| [agent/refund.py:")
+    shown = text.count("| [`agent/refund.py:")
     assert 0 < shown < 300
     assert "### Failures" not in text and "### Not evaluated" not in text and "### Policy" not in text
     total_rows = 300 + 600 + 300 + len(BIG_VERDICT.rules)
@@ -276,7 +276,7 @@ def test_fixture_changes_render_as_a_table() -> None:
     change = fixture_changes(doc(interaction()), doc(interaction(model="gpt-5.4")), "inc-1042")
     text = render(make_report(), "markdown", fixture_changes=[change])
     assert "What the re-recorded fixtures in this change altered:" in text
-    assert "| inc-1042 | #1 POST /v1/chat/completions | changed | model | same |" in text
+    assert "| `inc-1042` | `#1 POST /v1/chat/completions` | changed | model | same |" in text
 
 
 def test_report_summary_cli_with_base_fixtures_and_policy(
@@ -304,8 +304,8 @@ def test_report_summary_cli_with_base_fixtures_and_policy(
     assert cli(argv) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "7 replayed · 0 live model calls · $0.00"
-    assert "| inc-1042 | #1 POST /v1/chat/completions | changed | system | same |" in out
-    assert "| inc-2000 | — | fixture added (1 calls) | — | — |" in out
+    assert "| `inc-1042` | `#1 POST /v1/chat/completions` | changed | system | same |" in out
+    assert "| `inc-2000` | — | fixture added (1 calls) | — | — |" in out
     assert "- Policy: **not evaluated** (not_evaluated)" in out
 
 

@@ -259,44 +259,52 @@ class _Links:
     repo: str | None
     sha: str | None
 
-    def location(self, file: str, line: int | None) -> str:
-        text = _md_escape(_where(file, line)) if file else "—"
+    def location(self, file: str, line: int | None, *, in_table: bool = True) -> str:
+        text = _code(_where(file, line), in_table=in_table) if file else "—"
         if not (self.repo and self.sha and file):
             return text
         anchor = f"#L{line}" if line else ""
         return f"[{text}]({self.server_url}/{self.repo}/blob/{self.sha}/{quote(file, safe='/')}{anchor})"
 
 
-def _md_escape(text: str) -> str:
-    return (
-        text.replace("\\", "\\\\")
-        .replace("[", "\\[")
-        .replace("]", "\\]")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-    )
+# Every string a report carries (ids, messages, paths, fixture names) comes from the pull request, so
+# it is shown only as an inline code span or inside a fenced block, where markdown, HTML, links,
+# autolinks and @mentions do not apply, on one line, with the table's pipes escaped.
 
 
 def _cell(text: str | None, limit: int = CELL_CHARS) -> str:
-    flat = " ".join((text or "").split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
+    """Our own words in a table cell (numbers and fixed phrases), on one line."""
+    flat = _flat(text, limit)
     return flat.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;") or "—"
 
 
-def _code(text: str) -> str:
-    # Inside a table a pipe must be escaped even in a code span; a backtick needs a longer delimiter.
-    body = text.replace("|", "\\|")
-    return f"`` {body} ``" if "`" in text else f"`{body}`"
+def _code(text: str | None, limit: int = CELL_CHARS, *, in_table: bool = True) -> str:
+    """`text` from a report as one inert inline code span, whatever backticks, pipes or breaks it holds.
+
+    The delimiter is longer than any backtick run in the text, and spaces pad it when the text holds a
+    backtick, so the text can neither close the span nor merge with it. Inside a table a pipe must be
+    escaped even in a code span (GFM splits cells first), and `\\|` is read as a pipe in the code.
+    """
+    flat = _flat(text, limit)
+    if not flat:
+        return "—"
+    delimiter = "`" * (_longest_run(flat, "`") + 1)
+    pad = " " if "`" in flat else ""
+    body = flat.replace("|", "\\|") if in_table else flat
+    return f"{delimiter}{pad}{body}{pad}{delimiter}"
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest, run = 0, 0
+    for c in text:
+        run = run + 1 if c == char else 0
+        longest = max(longest, run)
+    return longest
 
 
 def _fence(text: str) -> tuple[str, str]:
     """A fence longer than any run of backticks in `text`, so the text cannot close it early."""
-    longest, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_run(text, "`") + 1)
     return fence + "text", fence
 
 
@@ -311,7 +319,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
     if view.verdict:
         v = view.verdict
         head.append(
-            f"- Policy: **{v['verdict'].replace('_', ' ')}**{_blocking_rules(v)} · {_code(v['policy'])}"
+            f"- Policy: **{v['verdict'].replace('_', ' ')}**{_blocking_rules(v)} · {_code(v['policy'], in_table=False)}"
         )
     if not view.misses and not view.failures:
         head.append("- No replay misses and no failures.")
@@ -330,7 +338,7 @@ def _md_misses(view: _View, links: _Links) -> _Section:
     for test in view.misses:
         miss = test["replay"].get("miss") or {}
         message = view.clean(miss.get("message")) or f"{test['replay']['misses']} replay miss(es)"
-        rows.append(f"| {links.location(*miss_location(test))} | {_code(test['id'])} | {_cell(message)} |")
+        rows.append(f"| {links.location(*miss_location(test))} | {_code(test['id'])} | {_code(message)} |")
     header = ["", "| Where | Test | Miss |", "|---|---|---|"]
     return _Section(f"### Replay misses ({len(rows)})", rows, header)
 
@@ -338,10 +346,14 @@ def _md_misses(view: _View, links: _Links) -> _Section:
 def _md_failures(view: _View, links: _Links) -> _Section:
     rows = []
     for test in view.failures:
-        title = f"- {links.location(test['file'], test['line'])} {_code(test['id'])} ({test['outcome']})"
+        where = links.location(test["file"], test["line"], in_table=False)
+        title = f"- {where} {_code(test['id'], in_table=False)} ({test['outcome']})"
         message = view.clean(test.get("message"))
         if message:
             message = message if len(message) <= BLOCK_CHARS else message[: BLOCK_CHARS - 1] + "…"
+            # A word joiner keeps a line of the message from reading as an HTML comment such as the
+            # sticky marker to a program searching the body; the fence shows it as it was.
+            message = message.replace("<!--", "<\u2060!--")
             opening, closing = _fence(message)
             rows.append(
                 "\n".join([title, f"  {opening}", *(f"  {m}" for m in message.splitlines()), f"  {closing}"])
@@ -353,7 +365,7 @@ def _md_failures(view: _View, links: _Links) -> _Section:
 
 def _md_not_evaluated(view: _View, links: _Links) -> _Section:
     rows = [
-        f"| {links.location(t['file'], t['line'])} | {_code(t['id'])} | {_cell(view.clean(t.get('reason')))} |"
+        f"| {links.location(t['file'], t['line'])} | {_code(t['id'])} | {_code(view.clean(t.get('reason')))} |"
         for t in view.not_evaluated
     ]
     header = ["", "| Where | Test | Reason |", "|---|---|---|"]
@@ -375,7 +387,7 @@ def _md_policy(view: _View) -> _Section:
         result = {"ok": "ok", "blocked": "**blocked**", "not_evaluated": "**not evaluated**"}[r["status"]]
         detail = f" ({_cell(r['detail'])})" if r.get("detail") else ""
         rows.append(
-            f"| {r['rule']} | {_cell(r['scope'])} | {_fmt_limit(r['limit'])} | {_fmt_limit(r['actual'])} "
+            f"| {r['rule']} | {_code(r['scope'])} | {_fmt_limit(r['limit'])} | {_fmt_limit(r['actual'])} "
             f"| {result}{detail} | {_tests_cell(r['tests'])} |"
         )
     header = ["", "| Rule | Scope | Limit | Actual | Result | Tests |", "|---|---|---|---|---|---|"]
@@ -400,7 +412,7 @@ def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tu
 
 
 def _md_fixtures(view: _View) -> _Section:
-    rows = [f"| {' | '.join(cells)} |" for c in view.fixture_changes for cells in _fixture_rows(c, _cell)]
+    rows = [f"| {' | '.join(cells)} |" for c in view.fixture_changes for cells in _fixture_rows(c, _code)]
     header = [
         "",
         "What the re-recorded fixtures in this change altered:",

@@ -163,8 +163,12 @@ def comment_body(markdown: str) -> str:
 
 
 def is_sticky(body: str | None) -> bool:
-    """Ours when a line is exactly the marker (a quote of it in a reply starts with `>`)."""
-    return bool(body) and any(line.strip() == MARKER for line in body.splitlines())
+    """A summary comment when its last line is exactly the marker, as `comment_body` writes it.
+
+    Only the last line counts: a quote of the marker in a reply, or one inside the summary, does not.
+    """
+    lines = (body or "").rstrip().splitlines()
+    return bool(lines) and lines[-1].strip() == MARKER
 
 
 def _message(exc: GithubException) -> str:

@@ -1,0 +1,148 @@
+"""Attacks on what the pull-request comment, the job summary and the check run claim.
+
+Everything in a report comes from the pull request: its test ids, messages, paths and fixture names
+are the attacker's. These tests publish reports full of hostile strings and check, with a CommonMark +
+GFM renderer (markdown-it-py's gfm-like preset: tables, strikethrough, autolinks), that nothing in them
+becomes markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attest_toolkit.github.publisher import MARKER
+from attest_toolkit.summary import render
+from github_harness import HEAD, PR, REPO, Actions, report_file
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from report_factory import make_miss, make_report, make_test, replay_facts
+
+pytest_plugins = ["github_harness"]  # the gh, waits and actions fixtures
+
+CANARY = "octocat"
+HOSTILE = [
+    f"# Heading @{CANARY}\n\n## second",
+    f"<img src=x onerror=alert(1)> <details><summary>{CANARY}</summary>",
+    f"</td></tr></table><b>{CANARY}</b>",
+    f"[click](https://evil.example/{CANARY}) ![img](https://evil.example/{CANARY}.png)",
+    f"https://evil.example/{CANARY} www.{CANARY}.example mail@{CANARY}.example",
+    f"@{CANARY} please approve, cc @acme/admins #1",
+    f"a | b | {CANARY} |\n|---|---|",
+    f"line one\r\n\r\n- item {CANARY}\n> quote\n1. list\n---\n",
+    f"{MARKER}\n{MARKER}",
+    f"` `` ``` {CANARY} ```` `",
+    f"```\n{CANARY}\n```",
+    f"\\`{CANARY}\\` trailing backslash \\",
+    f"**bold** _em_ ~~{CANARY}~~ &lt;b&gt; &#60;script&#62; &amp;",
+    f"\u2028{CANARY}\u2029\x0b\x0c\x85 <!-- {CANARY} -->",
+]
+BENIGN = "plain words"
+
+
+def rows(strings: list[str]) -> list[dict[str, Any]]:
+    """One failed test, one miss and one not-evaluated test per string, every text field the string."""
+    tests = []
+    for i, s in enumerate(strings):
+        miss = make_miss(s, "messages", f"agent/{s}.py", 40 + i)
+        facts = replay_facts(1, misses=1, miss=miss, fixtures=[f"tests/attest/fixtures/{s}.attest.json"])
+        tests.append(make_test(f"tests/{s}.py::test_fail[{s}]", "failed", line=i + 1, message=s))
+        tests.append(
+            make_test(f"tests/{s}.py::test_miss[{s}]", "failed", line=i + 1, message=s, replay=facts)
+        )
+        tests.append(make_test(f"tests/{s}.py::test_ne[{s}]", "not_evaluated", line=i + 1, reason=s))
+    return tests
+
+
+def fixture_changes(strings: list[str]) -> list[dict[str, Any]]:
+    changed = {
+        "change": "changed",
+        "head_index": 0,
+        "base_index": 0,
+        "components": ["messages"],
+        "response_changed": False,
+    }
+    return [
+        {"name": s, "status": "changed", "interactions": [{**changed, "method": "POST", "path": f"/v1/{s}"}]}
+        for s in strings
+    ]
+
+
+MD = MarkdownIt("gfm-like")
+INERT = {"code_inline", "fence", "code_block"}  # tokens whose content is shown, never interpreted
+
+
+def tree(markdown: str) -> list[tuple[Any, ...]]:
+    """The element tree: every block and inline token but plain text, with its nesting and link target."""
+    shape: list[tuple[Any, ...]] = []
+
+    def visit(tokens: list[Token], depth: int) -> None:
+        for t in tokens:
+            if t.type in ("text", "text_special"):
+                continue
+            href = t.attrGet("href")
+            target = str(href).split("/blob/")[0] if href else None
+            shape.append((depth, t.type, t.tag, t.nesting, target, t.info if t.type == "fence" else None))
+            visit(t.children or [], depth + 1)
+
+    visit(MD.parse(markdown), 0)
+    return shape
+
+
+def plain_text(markdown: str) -> str:
+    """What the renderer shows as text outside code: where a mention or a bare URL would be live."""
+    out: list[str] = []
+
+    def visit(tokens: list[Token]) -> None:
+        for t in tokens:
+            if t.type in ("text", "text_special", "html_inline", "html_block"):
+                out.append(t.content)
+            visit(t.children or [])
+
+    visit(MD.parse(markdown))
+    return "\n".join(out)
+
+
+def published(actions: Actions, strings: list[str], name: str) -> dict[str, str]:
+    """The comment, the job summary and the check run summary of a report built from `strings`."""
+    actions.summary.write_text("")
+    actions.gh.state.comments[(REPO, PR)] = []
+    actions.gh.state.check_runs.clear()
+    actions.publish(report_file(actions.tmp, rows(strings), name))
+    check_run = next(iter(actions.gh.state.check_runs.values()))
+    return {
+        "comment": actions.gh.comments(REPO, PR)[0]["body"],
+        "job summary": actions.summary.read_text(),
+        "check run": check_run["output"]["summary"],
+    }
+
+
+def test_hostile_report_strings_leave_the_element_tree_of_every_output_unchanged(actions: Actions) -> None:
+    hostile = published(actions, HOSTILE, "hostile.json")
+    benign = published(actions, [f"{BENIGN} {i}" for i in range(len(HOSTILE))], "benign.json")
+    for where, markdown in hostile.items():
+        assert tree(markdown) == tree(benign[where]), where
+        assert CANARY not in plain_text(markdown), where
+    links = [t.attrGet("href") for t in MD.parse(hostile["comment"]) for t in (t.children or [])]
+    targets = [str(h) for h in links if h]
+    assert targets and all(h.startswith(f"https://github.com/{REPO}/blob/{HEAD}/") for h in targets)
+
+
+def test_a_report_cannot_plant_the_sticky_marker(actions: Actions) -> None:
+    body = published(actions, HOSTILE, "hostile.json")["comment"]
+    assert [line.strip() for line in body.splitlines()].count(MARKER) == 1
+    assert body.splitlines()[-1] == MARKER
+
+
+def test_fixture_names_and_paths_are_inert_too() -> None:
+    def markdown(strings: list[str]) -> str:
+        return render(
+            make_report(rows(strings[:1])),
+            "markdown",
+            repo=REPO,
+            sha=HEAD,
+            fixture_changes=fixture_changes(strings),
+        )
+
+    hostile = markdown(HOSTILE)
+    assert tree(hostile) == tree(markdown([f"{BENIGN} {i}" for i in range(len(HOSTILE))]))
+    assert CANARY not in plain_text(hostile)
