@@ -12,6 +12,11 @@ It runs `http.server` in a thread on 127.0.0.1 (port 0) and reproduces:
 - Check runs: `POST /repos/{o}/{r}/check-runs` (201) and `PATCH /repos/{o}/{r}/check-runs/{id}`, where
   annotations are appended to those already there; more than 50 annotations in one request, or an
   annotation without path/start_line/end_line/annotation_level/message, is a 422.
+- Token identities: `GET /user` answers a user's token (a PAT) with its login, and an installation
+  token (an Actions `GITHUB_TOKEN`, the default here) with 403 "Resource not accessible by
+  integration"; a comment is written by the token's identity (`github-actions[bot]` for an
+  installation token). Like GitHub, a token with write access may edit or delete anyone's comment:
+  telling ours from theirs is the publisher's job.
 - A read-only token (a fork's `GITHUB_TOKEN`): reads work, every write answers 403
   "Resource not accessible by integration".
 - Rate limits, injected for the next N requests: primary (403 or 429, `x-ratelimit-remaining: 0`,
@@ -36,6 +41,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 COMMENT_MAX = 65_536
 ANNOTATIONS_MAX = 50
 DOCS = "https://docs.github.com/rest"
+INSTALLATION_BOT = "github-actions[bot]"
 _EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 
@@ -63,11 +69,12 @@ class State:
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     read_only_tokens: set[str] = field(default_factory=set)
+    user_tokens: dict[str, str] = field(default_factory=dict)  # a PAT -> its user's login
     faults: list[Fault] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     next_id: int = 1000
     tick: int = 0
-    race_bodies: list[str] = field(default_factory=list)
+    race_bodies: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 class FakeGitHub:
@@ -122,9 +129,14 @@ class FakeGitHub:
         with self.lock:
             return self._new_comment(repo, number, body, login)
 
-    def race_next_create(self, body: str) -> None:
-        """Another publish's comment lands just before the next one created (two runs racing)."""
-        self.state.race_bodies.append(body)
+    def race_next_create(self, body: str, login: str | None = None) -> None:
+        """Another comment lands just before the next one created: another publish of the same token
+        racing (`login` None), or someone else's at that moment."""
+        self.state.race_bodies.append((body, login))
+
+    def user_token(self, token: str, login: str) -> None:
+        """`token` is a user's personal access token: GET /user answers with `login`."""
+        self.state.user_tokens[token] = login
 
     def read_only(self, token: str) -> None:
         self.state.read_only_tokens.add(token)
@@ -209,6 +221,7 @@ def _error(status: int, message: str, errors: list[dict[str, Any]] | None = None
 _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (m, re.compile(p), h)
     for m, p, h in (
+        ("GET", r"^/user$", "get_user"),
         ("GET", r"^/repos/([^/]+/[^/]+)$", "get_repo"),
         ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", "get_pull"),
         ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "list_comments"),
@@ -270,6 +283,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                 raise _error(401, "Requires authentication")
             if method != "GET" and token in state.read_only_tokens:
                 raise _error(403, "Resource not accessible by integration")
+            self.login = state.user_tokens.get(token, INSTALLATION_BOT)
             for route_method, pattern, name in _ROUTES:
                 match = pattern.match(path)
                 if match and route_method == method:
@@ -282,6 +296,11 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if repo not in fake.state.repos:
                 raise _error(404, "Not Found")
             return fake.state.repos[repo]
+
+        def get_user(self, **_: Any) -> None:
+            if self.login == INSTALLATION_BOT:
+                raise _error(403, "Resource not accessible by integration")
+            raise _Reply(200, {"login": self.login, "id": 1, "type": "User"})
 
         def get_repo(self, repo: str, **_: Any) -> None:
             raise _Reply(200, self._repo(repo))
@@ -347,8 +366,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             self._issue(repo, number)
             text = self._body(body)
             while fake.state.race_bodies:
-                fake._new_comment(repo, int(number), fake.state.race_bodies.pop(0), "github-actions[bot]")
-            raise _Reply(201, fake._new_comment(repo, int(number), text, "github-actions[bot]"))
+                race, login = fake.state.race_bodies.pop(0)
+                fake._new_comment(repo, int(number), race, login or self.login)
+            raise _Reply(201, fake._new_comment(repo, int(number), text, self.login))
 
         def _find_comment(self, repo: str, cid: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             for (r, _n), comments in fake.state.comments.items():

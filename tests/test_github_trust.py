@@ -12,7 +12,7 @@ from typing import Any
 
 from attest_toolkit.github.publisher import MARKER
 from attest_toolkit.summary import render
-from github_harness import HEAD, PR, REPO, Actions, report_file
+from github_harness import HEAD, PR, REPO, TOKEN, Actions, report_file
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from report_factory import make_miss, make_report, make_test, replay_facts
@@ -146,3 +146,50 @@ def test_fixture_names_and_paths_are_inert_too() -> None:
     hostile = markdown(HOSTILE)
     assert tree(hostile) == tree(markdown([f"{BENIGN} {i}" for i in range(len(HOSTILE))]))
     assert CANARY not in plain_text(hostile)
+
+
+# --- whose comment is edited ------------------------------------------------------------------------
+
+
+def test_another_users_comment_with_the_marker_is_never_edited_or_deleted(actions: Actions) -> None:
+    # The attacker pastes the marker (as its last line, as ours ends) into their own comment, twice.
+    planted = [
+        actions.gh.add_comment(REPO, PR, f"All checks passed, merge away\n{MARKER}\n", login="mallory"),
+        actions.gh.add_comment(REPO, PR, f"0 live model calls\n{MARKER}\n", login="mallory"),
+    ]
+    before = [dict(c) for c in planted]
+    result = actions.publish(report_file(actions.tmp, [make_test("tests/a.py::t", "failed", message="x")]))
+
+    comments = actions.gh.comments(REPO, PR)
+    assert comments[:2] == before  # untouched: same body, same updated_at, not deleted
+    assert len(comments) == 3 and comments[2]["user"]["login"] == "github-actions[bot]"
+    assert result.comment is not None and result.comment.action == "created"
+    assert not [
+        r for r in actions.gh.requests() if r.method in ("PATCH", "DELETE") and "/comments/" in r.path
+    ]
+
+
+def test_a_race_duplicate_by_someone_else_is_not_deleted(actions: Actions) -> None:
+    # Just before our comment is created, another user posts one that looks like a summary: the
+    # duplicate clean-up (keep the oldest) must not keep theirs and delete ours.
+    forged = f"forged summary\n{MARKER}\n"
+    actions.gh.race_next_create(forged, login="mallory")
+    result = actions.publish(report_file(actions.tmp, [make_test("tests/a.py::t")]), check_run=False)
+    comments = actions.gh.comments(REPO, PR)
+    assert [(c["user"]["login"], c["body"] == forged) for c in comments] == [
+        ("mallory", True),
+        ("github-actions[bot]", False),
+    ]
+    assert result.comment is not None and result.comment.url == comments[1]["html_url"]
+    assert result.comment.deleted == 0
+
+
+def test_a_personal_token_finds_its_comment_by_its_own_login(actions: Actions) -> None:
+    # GET /user names a PAT's user; the Actions bot's comment is then someone else's.
+    actions.gh.user_token(TOKEN, "release-bot")
+    bot = actions.gh.add_comment(REPO, PR, f"old\n{MARKER}\n", login="github-actions[bot]")
+    mine = actions.gh.add_comment(REPO, PR, f"old\n{MARKER}\n", login="release-bot")
+    result = actions.publish(report_file(actions.tmp, [make_test("tests/a.py::t")]), check_run=False)
+    comments = actions.gh.comments(REPO, PR)
+    assert result.comment is not None and result.comment.action == "updated"
+    assert comments[0] == bot and comments[1]["id"] == mine["id"] and comments[1]["body"] != "old"

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
+from ..github.publisher import ACTIONS_BOT
 
 Opt = typer.Option
 
@@ -52,6 +53,12 @@ def publish_command(
     fixtures_dir: Annotated[
         Path, Opt("--fixtures-dir", help="Where the fixtures live, for --base-ref.")
     ] = Path("tests/attest/fixtures"),
+    bot_login: Annotated[
+        str,
+        Opt(
+            "--bot-login", help="Who an app's installation token comments as (GET /user names a PAT's user)."
+        ),
+    ] = ACTIONS_BOT,
 ) -> None:
     """Publish a report. Exits 0 even when GitHub fails (a warning says so); 3 on bad input."""
     options = PublishOptions(
@@ -69,5 +76,6 @@ def publish_command(
         check_name=check_name,
         base_ref=base_ref,
         fixtures_dir=fixtures_dir,
+        bot_login=bot_login,
     )
     publish(options, os.environ)

@@ -28,7 +28,7 @@ from ..summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
 from .event import Context, PrArtifact, PullRequest, load_context, read_pr_artifact, write_pr_artifact
-from .publisher import MARKER, CommentResult, Publisher, PublishError, ReadOnlyToken, RetryPolicy
+from .publisher import ACTIONS_BOT, MARKER, CommentResult, Publisher, PublishError, ReadOnlyToken, RetryPolicy
 from .trim import CHECK_RUN_TEXT_LIMIT, COMMENT_LIMIT, STEP_SUMMARY_LIMIT, fit
 
 DEFAULT_ARTIFACT_DIR = Path("attest-pr")
@@ -55,6 +55,7 @@ class PublishOptions:
     check_name: str = "attest"
     base_ref: str | None = None  # show what the change re-recorded since this revision
     fixtures_dir: Path = Path("tests/attest/fixtures")
+    bot_login: str = ACTIONS_BOT  # who an installation token comments as (GET /user answers it 403)
 
 
 @dataclass
@@ -222,7 +223,7 @@ def _publish_to_github(
     if not ctx.repository:
         _skip(run, result, "GITHUB_REPOSITORY is not set")
         return
-    publisher = Publisher(run.token, ctx.repository, ctx.api_url, retry)
+    publisher = Publisher(run.token, ctx.repository, ctx.api_url, retry, bot_login=run.options.bot_login)
     try:
         _comment_step(run, publisher, result)
         _check_run_step(run, publisher, found, result)

@@ -27,6 +27,8 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from .trim import COMMENT_LIMIT, fit
 
 MARKER = "<!-- attest-toolkit:summary -->"
+# Who comments with an Actions GITHUB_TOKEN (an installation token, for which GET /user answers 403).
+ACTIONS_BOT = "github-actions[bot]"
 ANNOTATIONS_PER_REQUEST = 50
 COMMENT_NOTICE = "… trimmed to fit GitHub's 65,536-character comment limit; see the job summary for the rest."
 
@@ -207,8 +209,11 @@ class Publisher:
         api_url: str = "https://api.github.com",
         retry: RetryPolicy | None = None,
         per_page: int = 100,
+        bot_login: str = ACTIONS_BOT,
     ) -> None:
         policy = retry or DEFAULT_RETRY
+        self.bot_login = bot_login
+        self._login: str | None = None
         self.retry = make_retry(policy)
         # PyGithub logs each retry at INFO on stderr; the publish prints its own one-line outcome.
         logging.getLogger("github").setLevel(logging.WARNING)
@@ -231,9 +236,33 @@ class Publisher:
         """Every retry wait so far, in order."""
         return self.retry.budget.waits
 
+    def login(self) -> str:
+        """Who the token comments as: `GET /user` for a user's token; an installation token (an
+        Actions GITHUB_TOKEN, a GitHub App's) may not read /user and comments as its app's bot.
+        """
+        if self._login is None:
+            with _calling("token identity", self.retry.budget):
+                try:
+                    self._login = str(self._github.get_user().login)
+                except GithubException as exc:
+                    if not (exc.status == 403 and "not accessible by" in _message(exc).lower()):
+                        raise
+                    self._login = self.bot_login
+        return self._login
+
     def _sticky(self, pr_number: int) -> list[IssueComment]:
+        """Our summary comments: the marker as the last line AND written by this token's identity.
+
+        Anyone can paste the marker into a comment; only the author tells ours from theirs, so a
+        comment by anyone else is never edited or deleted, whatever it contains.
+        """
+        login = self.login()
         # PaginatedList follows the Link header's rel="next" across every page.
-        comments = [c for c in self._repo.get_issue(pr_number).get_comments() if is_sticky(c.body)]
+        comments = [
+            c
+            for c in self._repo.get_issue(pr_number).get_comments()
+            if is_sticky(c.body) and c.user is not None and c.user.login == login
+        ]
         return sorted(comments, key=lambda c: (c.created_at, c.id))
 
     def _delete(self, comments: list[IssueComment]) -> int:
