@@ -8,7 +8,8 @@ It runs `http.server` in a thread on 127.0.0.1 (port 0) and reproduces:
   `PATCH`/`DELETE /repos/{o}/{r}/issues/comments/{id}` update (200) and delete (204).
   A body over 65,536 characters is refused with 422 "Validation Failed" and the error GitHub sends
   ("body is too long (maximum is 65536 characters)").
-- `GET /repos/{o}/{r}` and `GET /repos/{o}/{r}/pulls/{n}` (head and base with their repositories).
+- `GET /repos/{o}/{r}` (with its `default_branch`), `GET /repos/{o}/{r}/pulls/{n}` (head and base with
+  their repositories) and `GET /repos/{o}/{r}/contents/{path}?ref=` (a file, base64; 404 when absent).
 - Check runs: `POST /repos/{o}/{r}/check-runs` (201) and `PATCH /repos/{o}/{r}/check-runs/{id}`, where
   annotations are appended to those already there; more than 50 annotations in one request, or an
   annotation without path/start_line/end_line/annotation_level/message, is a 422.
@@ -29,6 +30,8 @@ Every request is recorded (method, path, query, JSON body) so tests assert what 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import threading
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 COMMENT_MAX = 65_536
 ANNOTATIONS_MAX = 50
@@ -69,6 +72,7 @@ class State:
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     read_only_tokens: set[str] = field(default_factory=set)
+    files: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (repo, ref, path) -> text
     user_tokens: dict[str, str] = field(default_factory=dict)  # a PAT -> its user's login
     faults: list[Fault] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
@@ -110,6 +114,7 @@ class FakeGitHub:
             "private": False,
             "url": f"{self.url}/repos/{full_name}",
             "html_url": f"https://github.com/{full_name}",
+            "default_branch": "main",
         }
 
     def add_pull(self, repo: str, number: int, head_sha: str, head_repo: str | None = None) -> None:
@@ -124,6 +129,10 @@ class FakeGitHub:
             "base": {"sha": "0" * 40, "ref": "main", "repo": self.state.repos[repo]},
         }
         self.state.comments.setdefault((repo, number), [])
+
+    def add_file(self, repo: str, path: str, text: str, ref: str = "main") -> None:
+        """A file of `repo` at branch `ref`, for the contents API."""
+        self.state.files[(repo, ref, path)] = text
 
     def add_comment(self, repo: str, number: int, body: str, login: str = "someone") -> dict[str, Any]:
         with self.lock:
@@ -224,6 +233,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"^/user$", "get_user"),
         ("GET", r"^/repos/([^/]+/[^/]+)$", "get_repo"),
         ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", "get_pull"),
+        ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", "get_content"),
         ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "list_comments"),
         ("POST", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "create_comment"),
         ("PATCH", r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$", "update_comment"),
@@ -311,6 +321,26 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if pull is None:
                 raise _error(404, "Not Found")
             raise _Reply(200, pull)
+
+        def get_content(self, repo: str, path: str, query: dict[str, str], **_: Any) -> None:
+            ref = query.get("ref") or self._repo(repo)["default_branch"]
+            text = fake.state.files.get((repo, ref, unquote(path)))
+            if text is None:
+                raise _error(404, "Not Found")
+            data = text.encode()
+            raise _Reply(
+                200,
+                {
+                    "type": "file",
+                    "encoding": "base64",
+                    "size": len(data),
+                    "name": unquote(path).rsplit("/", 1)[-1],
+                    "path": unquote(path),
+                    "content": base64.b64encode(data).decode(),
+                    "sha": hashlib.sha1(data).hexdigest(),
+                    "url": f"{fake.url}/repos/{repo}/contents/{path}?ref={ref}",
+                },
+            )
 
         def _issue(self, repo: str, number: str) -> list[dict[str, Any]]:
             self._repo(repo)

@@ -141,3 +141,31 @@ class Actions:
 
 def writes(gh: FakeGitHub) -> list[Any]:
     return [r for r in gh.state.requests if r.method != "GET"]
+
+
+def workflow_run_event(head_sha: str = HEAD, conclusion: str = "success") -> dict[str, Any]:
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "head_sha": head_sha,
+            "conclusion": conclusion,
+            "event": "pull_request",
+            "pull_requests": [],
+            "head_repository": {"full_name": FORK},
+        },
+        "repository": {"full_name": REPO},
+    }
+
+
+def fork_artifact(actions: Actions, capsys: pytest.CaptureFixture[str], tests: list[dict[str, Any]]) -> Path:
+    """What the fork's pull_request run leaves behind, ready for the workflow_run publish workflow."""
+    env = dict(actions.env)
+    actions.set_event(pr_event(head_repo=FORK), "pull_request")
+    code, _, err = actions.cli(
+        "--report", str(report_file(actions.tmp, tests)), "--artifact-dir", "downloaded", capsys=capsys
+    )
+    assert code == 0, err
+    actions.env = env
+    actions.set_event(workflow_run_event(), "workflow_run")
+    actions.env["GITHUB_SHA"] = "d" * 40  # workflow_run runs on the default branch
+    return actions.tmp / "downloaded"

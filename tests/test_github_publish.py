@@ -8,15 +8,27 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
-from typing import Any
 
 import pytest
 from attest_toolkit.github import publisher
 from attest_toolkit.github.event import PR_ARTIFACT
 from attest_toolkit.github.publisher import MARKER
 from fake_runner import parse_command
-from github_harness import FORK, HEAD, NOW, PR, REPO, TOKEN, Actions, pr_event, report_file, row, writes
+from github_harness import (
+    FORK,
+    HEAD,
+    NOW,
+    PR,
+    REPO,
+    TOKEN,
+    Actions,
+    fork_artifact,
+    pr_event,
+    report_file,
+    row,
+    workflow_run_event,
+    writes,
+)
 
 pytest_plugins = ["github_harness"]  # the gh, waits and actions fixtures
 
@@ -173,33 +185,6 @@ def test_a_fork_pull_request_writes_the_artifact_and_never_calls_the_api(
     )
     assert "fork" in out and actions.summary.is_file()
     assert actions.outputs()["replayed"] == "2"
-
-
-def workflow_run_event(head_sha: str = HEAD) -> dict[str, Any]:
-    return {
-        "action": "completed",
-        "workflow_run": {
-            "head_sha": head_sha,
-            "event": "pull_request",
-            "pull_requests": [],
-            "head_repository": {"full_name": FORK},
-        },
-        "repository": {"full_name": REPO},
-    }
-
-
-def fork_artifact(actions: Actions, capsys: pytest.CaptureFixture[str], tests: list[dict[str, Any]]) -> Path:
-    """What the fork's pull_request run leaves behind, ready for the workflow_run publish workflow."""
-    env = dict(actions.env)
-    actions.set_event(pr_event(head_repo=FORK), "pull_request")
-    code, _, err = actions.cli(
-        "--report", str(report_file(actions.tmp, tests)), "--artifact-dir", "downloaded", capsys=capsys
-    )
-    assert code == 0, err
-    actions.env = env
-    actions.set_event(workflow_run_event(), "workflow_run")
-    actions.env["GITHUB_SHA"] = "d" * 40  # workflow_run runs on the default branch
-    return actions.tmp / "downloaded"
 
 
 def test_from_artifact_publishes_to_the_pull_request_it_names(

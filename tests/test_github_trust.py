@@ -8,11 +8,23 @@ becomes markup.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
 from attest_toolkit.github.publisher import MARKER
 from attest_toolkit.summary import render
-from github_harness import HEAD, PR, REPO, TOKEN, Actions, report_file
+from github_harness import (
+    HEAD,
+    PR,
+    REPO,
+    TOKEN,
+    Actions,
+    fork_artifact,
+    report_file,
+    workflow_run_event,
+    writes,
+)
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from report_factory import make_miss, make_report, make_test, replay_facts
@@ -193,3 +205,91 @@ def test_a_personal_token_finds_its_comment_by_its_own_login(actions: Actions) -
     comments = actions.gh.comments(REPO, PR)
     assert result.comment is not None and result.comment.action == "updated"
     assert comments[0] == bot and comments[1]["id"] == mine["id"] and comments[1]["body"] != "old"
+
+
+# --- the fork publish flow (workflow_run + --from-artifact) -----------------------------------------
+
+
+def failing_rows() -> list[dict[str, Any]]:
+    return [
+        make_test("tests/a.py::t", "failed", message="assert refund == 10", replay=replay_facts(1, live=2))
+    ]
+
+
+def check_run(actions: Actions) -> dict[str, Any]:
+    return next(iter(actions.gh.state.check_runs.values()))
+
+
+def test_a_fork_report_whose_summary_contradicts_its_rows_is_refused(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = fork_artifact(actions, capsys, failing_rows())
+    report = directory / "attest-report.json"
+    doc = json.loads(report.read_text())
+    doc["summary"]["outcomes"].update(failed=0, passed=1)  # "all passed", "0 live model calls"
+    doc["summary"]["replay"]["live"] = 0
+    report.write_text(json.dumps(doc))
+
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+
+    assert code == 3
+    assert err.count("\n") == 1 and "attest-report.json" in err and "contradicts" in err
+    assert writes(actions.gh) == []
+
+
+def test_a_gate_run_that_failed_is_never_published_as_success(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fork's report says everything passed; GitHub says its gate run failed.
+    directory = fork_artifact(actions, capsys, [make_test("tests/a.py::t")])
+    actions.set_event(workflow_run_event(conclusion="failure"), "workflow_run")
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 0, err
+    assert check_run(actions)["conclusion"] == "failure"
+    assert "The gate run concluded `failure`" in actions.gh.comments(REPO, PR)[0]["body"]
+
+
+@pytest.mark.parametrize("missing", ["head_sha", "conclusion"])
+def test_an_event_without_the_gate_runs_head_sha_or_conclusion_is_refused(
+    actions: Actions, capsys: pytest.CaptureFixture[str], missing: str
+) -> None:
+    directory = fork_artifact(actions, capsys, [make_test("tests/a.py::t")])
+    event = workflow_run_event()
+    del event["workflow_run"][missing]
+    actions.set_event(event, "workflow_run")
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 3
+    assert err.count("\n") == 1 and f"workflow_run.{missing}" in err
+    assert writes(actions.gh) == []
+
+
+def test_the_fork_report_is_judged_by_the_base_repositorys_policy_from_its_default_branch(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fork's checkout, if the workflow made one, holds a policy that allows everything.
+    directory = fork_artifact(actions, capsys, failing_rows())
+    (actions.tmp / ".attest").mkdir()
+    (actions.tmp / ".attest" / "policy.yml").write_text("failures: allow\nmax_live_calls: 100\n")
+    actions.gh.add_file(REPO, ".attest/policy.yml", "failures: block\nmax_live_calls: 0\n")
+
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+
+    assert code == 0, err
+    assert check_run(actions)["conclusion"] == "failure"
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    assert f"`{REPO}@main:.attest/policy.yml`" in body.splitlines()[4]
+    assert actions.outputs()["verdict"] == "blocked"
+
+
+def test_without_a_policy_on_the_default_branch_the_comment_says_built_in_defaults(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = fork_artifact(actions, capsys, [make_test("tests/a.py::t")])
+    (actions.tmp / ".attest").mkdir()
+    (actions.tmp / ".attest" / "policy.yml").write_text("failures: allow\n")
+    code, _, err = actions.cli("--from-artifact", str(directory), capsys=capsys)
+    assert code == 0, err
+    assert (
+        "`built-in defaults (no policy file on acme/agent's default branch)`"
+        in (actions.gh.comments(REPO, PR)[0]["body"])
+    )

@@ -134,18 +134,22 @@ def load_policy(path: str | Path | None = None, *, root: Path | None = None) -> 
 
 
 def _read(path: Path) -> Any:
-    text = read_text(path, PolicyError, "policy file")
-    if path.suffix.lower() == ".json":
+    return parse_text(read_text(path, PolicyError, "policy file"), path)
+
+
+def parse_text(text: str, source: str | Path) -> Any:
+    """A policy document from its text: JSON when `source` ends in .json, else YAML."""
+    if str(source).lower().endswith(".json"):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise PolicyError(
-                f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", path
+                f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", source
             ) from None
     try:
         return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
     except yaml.YAMLError as exc:
-        raise PolicyError(f"not valid YAML ({_yaml_problem(exc)})", path) from None
+        raise PolicyError(f"not valid YAML ({_yaml_problem(exc)})", source) from None
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -69,6 +69,30 @@ def load_report(path: str | Path) -> Report:
     return validate_report(report, path)
 
 
+def contradiction(report: Report) -> str | None:
+    """What in the summary its own test rows contradict, or None.
+
+    The counts and outcomes must be the rows'; replay totals may exceed the rows' sums (calls made
+    outside any test are counted in the summary only) but never fall short of them.
+    """
+    summary, tests = report["summary"], report["tests"]
+    if summary["tests"] != len(tests):
+        return f"summary.tests is {summary['tests']} but the report has {len(tests)} test rows"
+    counts = outcome_counts(tests)
+    for outcome, count in counts.items():
+        if summary["outcomes"].get(outcome, 0) != count:
+            return (
+                f"summary.outcomes.{outcome} is {summary['outcomes'].get(outcome, 0)} but {count} rows say so"
+            )
+    replay, own = summary["replay"], _test_totals(tests)
+    for key in (*REPLAY_COUNTS, "live_cost_usd"):
+        if replay[key] < own[key] - 1e-6:
+            return f"summary.replay.{key} is {replay[key]} but the test rows add up to {own[key]:g}"
+    if replay["not_evaluated"] != counts["not_evaluated"]:
+        return f"summary.replay.not_evaluated is {replay['not_evaluated']} but {counts['not_evaluated']} rows say so"
+    return None
+
+
 def dumps(report: Report) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 

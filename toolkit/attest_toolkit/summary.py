@@ -71,10 +71,12 @@ def render(
     max_chars: int | None = None,
     verdict: Any = None,
     fixture_changes: list[dict[str, Any]] | None = None,
+    notes: list[str] | None = None,
 ) -> str:
     """The pull-request summary of a report. The first line of markdown and text is the summary line.
 
-    `verdict` is a policy Verdict (or its dict); `fixture_changes` a list of `fixture_changes()` results.
+    `verdict` is a policy Verdict (or its dict); `fixture_changes` a list of `fixture_changes()` results;
+    `notes` are lines of our own (never report strings) shown right under the summary line.
     `max_chars` trims markdown and text to fit, keeping misses and failures first.
     """
     if fmt not in FORMATS:
@@ -86,6 +88,8 @@ def render(
         return json.dumps(view.as_json(), indent=2, ensure_ascii=False) + "\n"
     links = _Links(server_url.rstrip("/"), repo, sha) if fmt == "markdown" else None
     head, sections = (_markdown if fmt == "markdown" else _text)(view, links)
+    bullet = "- " if fmt == "markdown" else ""
+    head[1:1] = [f"{bullet}{note}" for note in notes or []]
     return _assemble(head, sections, max_chars)
 
 

@@ -45,6 +45,7 @@ class Context:
     step_summary: Path | None = None
     output: Path | None = None
     workflow_run_head_sha: str | None = None
+    workflow_run_conclusion: str | None = None  # how the gate run that triggered this one ended
 
 
 def read_event(path: str | Path) -> dict[str, Any]:
@@ -128,6 +129,7 @@ def load_context(
         step_summary=_path(env.get("GITHUB_STEP_SUMMARY")),
         output=_path(env.get("GITHUB_OUTPUT")),
         workflow_run_head_sha=_string(event, "workflow_run.head_sha", path) if path else None,
+        workflow_run_conclusion=_string(event, "workflow_run.conclusion", path) if path else None,
     )
 
 

@@ -21,8 +21,8 @@ from typing import TextIO
 from ..errors import AttestError, UsageError
 from ..fixture import atomic_write
 from ..fixture_diff import changes_since
-from ..policy import Verdict, evaluate, load_policy
-from ..report import Report, load_report
+from ..policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
+from ..report import Report, contradiction, load_report
 from ..secrets import Secrets, environment_secrets
 from ..summary import render, report_summary_line
 from . import annotations as ann
@@ -92,7 +92,7 @@ def publish(
     retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish as far as the token allows; raises AttestError only for bad input."""
-    run = _prepare(options, env, out or sys.stdout)
+    run = _prepare(options, env, out or sys.stdout, retry)
     result = PublishResult(verdict=run.verdict.verdict)
     found = [_redacted(a, run.secrets) for a in ann.from_report(run.report)]
     if options.annotations:
@@ -111,7 +111,7 @@ def publish(
 # --- reading the inputs ----------------------------------------------------------------------------
 
 
-def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO) -> _Run:
+def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry: RetryPolicy | None) -> _Run:
     context = load_context(env, options.event, options.pr_number)
     if options.from_artifact is not None:
         context, options = _from_artifact(context, options)
@@ -119,17 +119,48 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO) -> _R
         raise UsageError("--report is required (or --from-artifact with a report beside attest-pr.json)")
     report = load_report(options.report)
     token = env.get(options.token_env, "")
+    if options.from_artifact is not None:
+        # A fork's report: its summary must be what its rows add up to, and the policy is the base's.
+        problem = contradiction(report)
+        if problem:
+            raise UsageError(f"the report contradicts itself: {problem}", options.report)
+        policy = (
+            _base_policy(context, token, retry) if options.policy is None else load_policy(options.policy)
+        )
+    else:
+        policy = load_policy(options.policy)
     return _Run(
         options=options,
         context=context,
         report=report,
         report_text=Path(options.report).read_text(encoding="utf-8"),
-        verdict=evaluate(report, load_policy(options.policy)),
+        verdict=evaluate(report, policy),
         token=token,
         secrets=environment_secrets(extra=[token] if token else []),
         out=out,
         fixture_changes=_fixture_changes(options, out),
     )
+
+
+def _base_policy(context: Context, token: str, retry: RetryPolicy | None) -> Policy:
+    """The base repository's policy, read from its default branch through the API: a fork's pull
+    request cannot loosen the policy its report is judged by, and none of its code runs."""
+    if not (token and context.repository):
+        raise UsageError(
+            "--from-artifact reads the base repository's policy: it needs a token and the repository"
+        )
+    publisher = Publisher(token, context.repository, context.api_url, retry)
+    try:
+        found = publisher.default_branch_file(tuple(p.as_posix() for p in DEFAULT_PATHS))
+    except PublishError as exc:
+        raise UsageError(f"cannot read the base repository's policy: {exc}") from None
+    finally:
+        publisher.close()
+    if found is None:
+        return Policy(source=f"built-in defaults (no policy file on {context.repository}'s default branch)")
+    branch, path, text = found
+    source = f"{context.repository}@{branch}:{path}"
+    return parse_policy(parse_text(text, source), source)
 
 
 def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
@@ -152,7 +183,13 @@ def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, 
         raise UsageError(
             f"the artifact is for {artifact.repository}, this run for {context.repository}", where
         )
-    if context.workflow_run_head_sha and artifact.head_sha != context.workflow_run_head_sha:
+    # The workflow_run event is GitHub's word on which commit the gate ran and how it ended; the
+    # artifact is the fork's, so without that word nothing in it can be checked.
+    if not context.workflow_run_head_sha:
+        raise UsageError("--from-artifact needs a workflow_run event with workflow_run.head_sha", where)
+    if not context.workflow_run_conclusion:
+        raise UsageError("--from-artifact needs a workflow_run event with workflow_run.conclusion", where)
+    if artifact.head_sha != context.workflow_run_head_sha:
         raise UsageError(
             "the artifact's head_sha is not the head commit of the triggering workflow run", where
         )
@@ -189,8 +226,24 @@ def _markdown(run: _Run, max_chars: int) -> str:
         max_chars=max_chars,
         verdict=run.verdict,
         fixture_changes=run.fixture_changes,
+        notes=[_gate_note(run)] if _gate_failed(run) else None,
     )
     return run.secrets.redact(text)
+
+
+def _gate_failed(run: _Run) -> bool:
+    """A fork's gate run that did not succeed: whatever its report says, it is not published as a pass."""
+    conclusion = run.context.workflow_run_conclusion
+    return run.options.from_artifact is not None and conclusion != "success"
+
+
+def _gate_note(run: _Run) -> str:
+    conclusion = run.context.workflow_run_conclusion
+    return f"**The gate run concluded `{conclusion}`**: this is not published as a pass, whatever the report says."
+
+
+def _conclusion(run: _Run) -> str:
+    return "failure" if _gate_failed(run) else CONCLUSIONS[run.verdict.verdict]
 
 
 def _outputs(run: _Run, result: PublishResult) -> dict[str, str]:
@@ -275,7 +328,7 @@ def _check_run_step(run: _Run, publisher: Publisher, found: list[Annotation], re
         result.check_run_url = publisher.create_check_run(
             name=run.options.check_name,
             head_sha=run.context.sha,
-            conclusion=CONCLUSIONS[run.verdict.verdict],
+            conclusion=_conclusion(run),
             title=report_summary_line(run.report),
             summary=summary,
             annotations=[ann.to_check_run(a) for a in found],

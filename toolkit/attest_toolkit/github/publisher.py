@@ -295,6 +295,21 @@ class Publisher:
             keep.edit(body)
             return CommentResult(keep.html_url, "updated", deleted)
 
+    def default_branch_file(self, paths: tuple[str, ...]) -> tuple[str, str, str] | None:
+        """(branch, path, text) of the first of `paths` on the default branch, through the contents
+        API, so nothing is checked out and nothing of a pull request runs; None when none exists."""
+        with _calling("policy file", self.retry.budget):
+            branch = self._repo.default_branch
+            for path in paths:
+                try:
+                    content = self._repo.get_contents(path, ref=branch)
+                except UnknownObjectException:
+                    continue
+                if isinstance(content, list):  # a directory of that name
+                    continue
+                return branch, path, content.decoded_content.decode("utf-8", errors="replace")
+        return None
+
     def pull_head_sha(self, pr_number: int) -> str:
         with _calling("pull request", self.retry.budget):
             return self._repo.get_pull(pr_number).head.sha
