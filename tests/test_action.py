@@ -291,7 +291,12 @@ def run_publish_workflow(project: Project, artifact: Path) -> subprocess.Complet
         target.joinpath(item.name).write_bytes(item.read_bytes())
     event = {
         "action": "completed",
-        "workflow_run": {"id": 99, "head_sha": project.head(), "head_repository": {"full_name": "someone/x"}},
+        "workflow_run": {
+            "id": 99,
+            "head_sha": project.head(),
+            "conclusion": "success",
+            "head_repository": {"full_name": "someone/x"},
+        },
         "repository": {"full_name": OWNER_REPO},
     }
     event_path = project.tmp / "workflow-run-event.json"
@@ -377,6 +382,16 @@ def test_bad_inputs_stop_the_action_with_one_error_line(
     [check] = result.steps
     [line] = check.stdout.splitlines()
     assert line.startswith("::error") and problem in line
+
+
+def test_an_input_cannot_start_a_workflow_command_of_its_own(project: Project) -> None:
+    # The error line quotes the input: escaped, its line breaks cannot begin a second command.
+    result = project.run(mode="x%0A\n::warning title=attest::0 live model calls\r\n::add-mask::y")
+
+    assert result.returncode == 3
+    [line] = result.step("check").stdout.splitlines()
+    assert line.startswith("::error title=attest::mode must be strict, auto or off")
+    assert "x%250A%0A::warning" in line and "%0D%0A::add-mask" in line
 
 
 def test_a_base_commit_missing_from_the_checkout_says_to_fetch_it(project: Project) -> None:

@@ -9,6 +9,7 @@ becomes markup.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from github_harness import (
     TOKEN,
     Actions,
     fork_artifact,
+    pr_event,
     report_file,
     workflow_run_event,
     writes,
@@ -293,3 +295,99 @@ def test_without_a_policy_on_the_default_branch_the_comment_says_built_in_defaul
         "`built-in defaults (no policy file on acme/agent's default branch)`"
         in (actions.gh.comments(REPO, PR)[0]["body"])
     )
+
+
+# --- GitHub's published contract ------------------------------------------------------------------
+
+
+def test_the_check_run_summary_is_cut_in_utf8_bytes(actions: Actions) -> None:
+    # Under 65,535 characters once trimmed, but two bytes each: GitHub counts bytes and would refuse it.
+    tests = [make_test(f"tests/a.py::t{i}", "failed", message="é" * 1400) for i in range(60)]
+    result = actions.publish(report_file(actions.tmp, tests), comment=False)
+    assert result.warnings == []
+    summary = check_run(actions)["output"]["summary"]
+    assert len(summary.encode("utf-8")) <= 65_535
+    assert summary.rstrip().endswith("see the job summary for the rest.")
+
+
+def test_annotation_messages_are_cut_in_bytes_and_titles_at_255_characters(actions: Actions) -> None:
+    miss = make_miss("é" * 40_000, "messages", "agent/core.py", 41)
+    test = make_test("tests/a.py::" + "t" * 300, "failed", replay=replay_facts(1, misses=1, miss=miss))
+    result = actions.publish(report_file(actions.tmp, [test]), comment=False)
+    assert result.warnings == []
+    [annotation] = check_run(actions)["annotations"]
+    assert len(annotation["message"].encode("utf-8")) <= 64 * 1024
+    assert annotation["message"].startswith("éé") and len(annotation["title"]) == 255
+
+
+def test_a_check_run_without_html_url_is_reported_without_one(actions: Actions) -> None:
+    actions.gh.null_urls = True  # GitHub's description of a check run allows a null html_url
+    result = actions.publish(report_file(actions.tmp, [make_test("tests/a.py::t")]), comment=False)
+    assert result.warnings == [] and not result.check_run_url
+    assert "check run created: (GitHub gave no URL)" in actions.stdout.getvalue()
+    assert actions.outputs()["verdict"] == "pass"
+
+
+def subdirectory_report(actions: Actions) -> Path:
+    """Tests run in `services/agent` of the repository (the action's working-directory)."""
+    from conftest import git
+
+    git(actions.tmp, "init", "-q", "-b", "main")
+    work = actions.tmp / "services" / "agent"
+    work.mkdir(parents=True)
+    actions.monkeypatch.chdir(work)
+    miss = make_miss("tools changed", "tools", "agent/core.py", 41)
+    tests = [make_test("tests/test_a.py::t", "failed", line=7, replay=replay_facts(1, misses=1, miss=miss))]
+    return report_file(work, tests)
+
+
+def test_annotations_and_links_are_relative_to_the_repository_root_from_a_subdirectory(
+    actions: Actions,
+) -> None:
+    actions.publish(subdirectory_report(actions))
+
+    [annotation] = check_run(actions)["annotations"]
+    assert annotation["path"] == "services/agent/agent/core.py"
+    assert "file=services/agent/agent/core.py,line=41" in actions.stdout.getvalue()
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    assert f"/blob/{HEAD}/services/agent/agent/core.py#L41)" in body
+
+
+def test_a_fork_run_in_a_subdirectory_carries_its_prefix_to_the_publish_workflow(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = subdirectory_report(actions)
+    env = dict(actions.env)
+    actions.set_event(pr_event(head_repo="mallory/agent"), "pull_request")
+    code, _, err = actions.cli(
+        "--report", str(report), "--artifact-dir", str(actions.tmp / "dl"), capsys=capsys
+    )
+    assert code == 0, err
+    actions.env = env
+    actions.set_event(workflow_run_event(), "workflow_run")
+    actions.monkeypatch.chdir(actions.tmp)
+
+    code, _, err = actions.cli("--from-artifact", str(actions.tmp / "dl"), capsys=capsys)
+
+    assert code == 0, err
+    [annotation] = check_run(actions)["annotations"]
+    assert annotation["path"] == "services/agent/agent/core.py"
+
+
+def test_the_fake_refuses_what_githubs_openapi_description_refuses(gh: Any) -> None:
+    import requests
+
+    def post(body: dict[str, Any]) -> requests.Response:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        return requests.post(f"{gh.url}/repos/{REPO}/check-runs", json=body, headers=headers, timeout=10)
+
+    line = {"path": "a.py", "start_line": 1, "end_line": 1, "annotation_level": "failure", "message": "m"}
+    output = {"title": "t", "summary": "s"}
+    assert post({"name": "attest", "head_sha": HEAD, "output": output}).status_code == 201
+    assert post({"name": "attest", "output": output}).status_code == 422  # head_sha is required
+    assert post({"name": "attest", "head_sha": HEAD, "conclusion": "passed"}).status_code == 422
+    many = {**output, "annotations": [line] * 51}
+    assert post({"name": "attest", "head_sha": HEAD, "output": many}).status_code == 422
+    wide = {**output, "summary": "é" * 40_000}  # 40,000 characters, 80,000 bytes
+    refused = post({"name": "attest", "head_sha": HEAD, "output": wide})
+    assert refused.status_code == 422 and "output/summary" in refused.json()["message"]

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from .commands import Annotation
+from .trim import cut
 
 Report = dict[str, Any]
 
 # Check run annotation levels for workflow-command levels.
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
+# The Checks API's limits: a title of 255 characters, a message of 64 KB, counted in UTF-8 bytes.
 CHECK_TITLE_MAX = 255
-CHECK_MESSAGE_MAX = 64 * 1024 - 1
+CHECK_MESSAGE_MAX_BYTES = 64 * 1024 - 1
 
 
 def _miss(test: dict[str, Any]) -> Annotation | None:
@@ -92,8 +94,8 @@ def to_check_run(annotation: Annotation) -> dict[str, Any]:
         "start_line": line,
         "end_line": line,
         "annotation_level": CHECK_LEVELS[annotation.level],
-        "message": annotation.message[:CHECK_MESSAGE_MAX],
+        "message": cut(annotation.message, CHECK_MESSAGE_MAX_BYTES, unit="bytes"),
     }
     if annotation.title:
-        entry["title"] = annotation.title[:CHECK_TITLE_MAX]
+        entry["title"] = cut(annotation.title, CHECK_TITLE_MAX)
     return entry

@@ -63,12 +63,12 @@ def annotation_command(annotation: Annotation) -> str:
     )
 
 
-def notice(message: str) -> str:
-    return workflow_command("notice", message)
+def notice(message: str, title: str | None = None) -> str:
+    return workflow_command("notice", message, title=title)
 
 
-def warning(message: str) -> str:
-    return workflow_command("warning", message)
+def warning(message: str, title: str | None = None) -> str:
+    return workflow_command("warning", message, title=title)
 
 
 def format_outputs(values: Mapping[str, str]) -> str:

@@ -143,6 +143,7 @@ class PrArtifact:
     repository: str
     head_repository: str | None = None
     report: str | None = None
+    path_prefix: str | None = None  # where the tests ran, relative to the repository root
 
 
 def write_pr_artifact(directory: str | Path, artifact: PrArtifact) -> Path:
@@ -155,6 +156,8 @@ def write_pr_artifact(directory: str | Path, artifact: PrArtifact) -> Path:
         "head_repository": artifact.head_repository,
         "report": artifact.report,
     }
+    if artifact.path_prefix:
+        doc["path_prefix"] = artifact.path_prefix
     _validate_artifact(doc, Path(directory) / PR_ARTIFACT)
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = Path(directory) / PR_ARTIFACT
@@ -182,6 +185,7 @@ def read_pr_artifact(location: str | Path) -> PrArtifact:
         repository=doc["repository"],
         head_repository=doc.get("head_repository"),
         report=doc.get("report"),
+        path_prefix=doc.get("path_prefix"),
     )
 
 

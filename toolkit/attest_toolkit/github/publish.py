@@ -28,6 +28,7 @@ from ..summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
 from .event import Context, PrArtifact, PullRequest, load_context, read_pr_artifact, write_pr_artifact
+from .paths import from_root, repository_prefix
 from .publisher import ACTIONS_BOT, MARKER, CommentResult, Publisher, PublishError, ReadOnlyToken, RetryPolicy
 from .trim import CHECK_RUN_TEXT_LIMIT, COMMENT_LIMIT, STEP_SUMMARY_LIMIT, fit
 
@@ -83,6 +84,12 @@ class _Run:
     secrets: Secrets
     out: TextIO
     fixture_changes: list[dict] | None = None
+    path_prefix: str = ""  # where the tests ran, relative to the repository root
+
+    @property
+    def shown(self) -> Report:
+        """The report with its paths from the repository root, for annotations and links."""
+        return from_root(self.report, self.path_prefix)
 
 
 def publish(
@@ -94,7 +101,7 @@ def publish(
     """Publish as far as the token allows; raises AttestError only for bad input."""
     run = _prepare(options, env, out or sys.stdout, retry)
     result = PublishResult(verdict=run.verdict.verdict)
-    found = [_redacted(a, run.secrets) for a in ann.from_report(run.report)]
+    found = [_redacted(a, run.secrets) for a in ann.from_report(run.shown)]
     if options.annotations:
         for annotation in found:
             _say(run, annotation_command(annotation))
@@ -113,8 +120,9 @@ def publish(
 
 def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry: RetryPolicy | None) -> _Run:
     context = load_context(env, options.event, options.pr_number)
+    prefix = repository_prefix(Path.cwd(), env.get("GITHUB_WORKSPACE"))
     if options.from_artifact is not None:
-        context, options = _from_artifact(context, options)
+        context, options, prefix = _from_artifact(context, options)
     if options.report is None:
         raise UsageError("--report is required (or --from-artifact with a report beside attest-pr.json)")
     report = load_report(options.report)
@@ -139,6 +147,7 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
         secrets=environment_secrets(extra=[token] if token else []),
         out=out,
         fixture_changes=_fixture_changes(options, out),
+        path_prefix=prefix,
     )
 
 
@@ -170,11 +179,12 @@ def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
     try:
         return changes_since(Path.cwd(), options.base_ref, options.fixtures_dir)
     except AttestError as exc:
-        print(f"::warning title=attest::cannot compare fixtures with {options.base_ref}: {exc}", file=out)
+        # The ref and git's message are the pull request's words: escaped like every workflow command.
+        print(warning(f"cannot compare fixtures with {options.base_ref}: {exc}", title="attest"), file=out)
         return None
 
 
-def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, PublishOptions]:
+def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, PublishOptions, str]:
     """The pull request and head commit a fork's run left behind, checked against this run."""
     assert options.from_artifact is not None
     artifact = read_pr_artifact(options.from_artifact)
@@ -200,7 +210,7 @@ def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, 
     context = replace(
         context, repository=artifact.repository, pull_request=pr, sha=artifact.head_sha, fork=False
     )
-    return context, options
+    return context, options, artifact.path_prefix or ""
 
 
 # --- what is published -----------------------------------------------------------------------------
@@ -218,7 +228,7 @@ def _redacted(annotation: Annotation, secrets: Secrets) -> Annotation:
 def _markdown(run: _Run, max_chars: int) -> str:
     ctx = run.context
     text = render(
-        run.report,
+        run.shown,
         "markdown",
         repo=ctx.repository,
         sha=ctx.sha,
@@ -323,7 +333,9 @@ def _head_still(run: _Run, publisher: Publisher, pr: PullRequest) -> bool:
 def _check_run_step(run: _Run, publisher: Publisher, found: list[Annotation], result: PublishResult) -> None:
     if not run.options.check_run or not run.context.sha:
         return
-    summary = fit(_markdown(run, CHECK_RUN_TEXT_LIMIT), CHECK_RUN_TEXT_LIMIT, notice=CHECK_RUN_NOTICE)
+    # GitHub counts the check run's summary in UTF-8 bytes, whatever its documentation calls them.
+    markdown = _markdown(run, CHECK_RUN_TEXT_LIMIT)
+    summary = fit(markdown, CHECK_RUN_TEXT_LIMIT, unit="bytes", notice=CHECK_RUN_NOTICE)
     try:
         result.check_run_url = publisher.create_check_run(
             name=run.options.check_name,
@@ -338,7 +350,8 @@ def _check_run_step(run: _Run, publisher: Publisher, found: list[Annotation], re
     except PublishError as exc:
         _warn(run, result, str(exc))
         return
-    _say(run, f"attest: check run created: {result.check_run_url}")
+    # GitHub's check run may carry no html_url (null), as its API description allows.
+    _say(run, f"attest: check run created: {result.check_run_url or '(GitHub gave no URL)'}")
 
 
 def _warn(run: _Run, result: PublishResult, problem: str) -> None:
@@ -367,5 +380,7 @@ def _write_artifact(run: _Run, pr: PullRequest, repository: str) -> Path:
     directory = run.options.artifact_dir
     directory.mkdir(parents=True, exist_ok=True)
     atomic_write(directory / ARTIFACT_REPORT, run.report_text, mode=0o644)
-    artifact = PrArtifact(pr.number, pr.head_sha or "", repository, pr.head_repo, ARTIFACT_REPORT)
+    artifact = PrArtifact(
+        pr.number, pr.head_sha or "", repository, pr.head_repo, ARTIFACT_REPORT, run.path_prefix or None
+    )
     return write_pr_artifact(directory, artifact)

@@ -28,6 +28,13 @@ def size(text: str, unit: Unit) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def cut(text: str, limit: int, unit: Unit = "chars") -> str:
+    """`text` unchanged when within `limit`, else its longest prefix that fits, ending with "…"."""
+    if size(text, unit) <= limit:
+        return text
+    return _prefix(text, limit - size("…", unit), unit) + "…"
+
+
 def _prefix(text: str, budget: int, unit: Unit) -> str:
     """The longest prefix of `text` within `budget`, never splitting a character."""
     encoding = "utf-8" if unit == "bytes" else "utf-16-le"
