@@ -36,7 +36,7 @@ $(OPENAPI): tests/github_openapi.py | $(BIN)/attest
 test: $(BIN)/attest $(WASM) $(VITEST_DEPS) $(OPENAPI)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/ruff format --check toolkit tests bench examples
-	ATTEST_GITHUB_OPENAPI_DIR=$(dir $(OPENAPI)) $(BIN)/pytest -q -n 2
+	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(BIN)/pytest -q -n 2
 
 bench: $(BIN)/attest
 	$(BIN)/python bench/run.py

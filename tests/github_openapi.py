@@ -38,8 +38,12 @@ _KB = re.compile(r"maximum size is (\d+) KB", re.IGNORECASE)
 _CHARS = re.compile(r"maximum size is (\d+) characters", re.IGNORECASE)
 
 
+# Resolved once, on import, before any test changes the working directory.
+_SCHEMAS = (Path(os.environ.get("ATTEST_GITHUB_OPENAPI_DIR") or DEFAULT_DIR) / "requests.json").resolve()
+
+
 def schemas_path() -> Path:
-    return Path(os.environ.get("ATTEST_GITHUB_OPENAPI_DIR") or DEFAULT_DIR) / "requests.json"
+    return _SCHEMAS
 
 
 def load() -> dict[str, dict[str, Any]]:

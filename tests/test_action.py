@@ -195,7 +195,7 @@ def test_a_pull_request_is_gated_offline_on_its_affected_tests_then_a_miss_block
     assert result.outputs["comment-url"] == comment["html_url"]
     assert "1 replayed · 0 live model calls · $0.00" in comment["body"].splitlines()[0]
     table = comment["body"][comment["body"].index("What the re-recorded fixtures in this change altered:") :]
-    assert "| alpha |" in table and "| beta |" not in table
+    assert "| `alpha` |" in table and "| `beta` |" not in table
     assert not any(
         name == "Upload the pull-request artifact for the publish workflow" for name, *_ in result.uses
     )
@@ -219,7 +219,7 @@ def test_a_pull_request_is_gated_offline_on_its_affected_tests_then_a_miss_block
     assert comment["id"] == first["id"]
     assert "system prompt changed" in comment["body"]
     table = comment["body"][comment["body"].index("What the re-recorded fixtures in this change altered:") :]
-    assert "| beta |" in table and "system" in table
+    assert "| `beta` |" in table and "system" in table
     assert comment["body"] != first["body"]
     annotations = [
         parse_command(line)
