@@ -189,7 +189,11 @@ def _from_artifact(context: Context, options: PublishOptions) -> tuple[Context, 
     assert options.from_artifact is not None
     artifact = read_pr_artifact(options.from_artifact)
     where = Path(options.from_artifact)
-    if context.repository and artifact.repository != context.repository:
+    if not context.repository:
+        # The repository whose policy judges the report and whose pull request gets the comment is
+        # the run's own, never one the artifact names.
+        raise UsageError("--from-artifact needs GITHUB_REPOSITORY, the repository of this run", where)
+    if artifact.repository != context.repository:
         raise UsageError(
             f"the artifact is for {artifact.repository}, this run for {context.repository}", where
         )
