@@ -22,15 +22,14 @@ import shlex
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import aiohttp
 from aiohttp import web
 
 from .engine.background import BackgroundServer
-from .engine.live import KEY_VARS, LiveForwarder
+from .engine.live import KEY_VARS, LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
     Interaction,
@@ -43,6 +42,8 @@ from .fixture import (
 from .normalize import Exchange, Templater
 from .progress import ProgressLine
 from .secrets import Secrets, environment_secrets
+from .tools.declare import HttpTool, declarations, parse_tools, specs_of
+from .tools.record import ToolRecorder
 from .validation import load_schema
 
 PROVIDERS = ("openai", "anthropic")
@@ -85,16 +86,6 @@ def bad_gateway(provider: str, message: str) -> web.Response:
     return web.json_response(body, status=502, headers={"x-should-retry": "false"})
 
 
-def reason_of(exc: BaseException) -> str:
-    """A one-line reason for a network failure, without the library's repr."""
-    if isinstance(exc, aiohttp.ClientConnectorError) and exc.os_error.errno:
-        return os.strerror(exc.os_error.errno).lower()  # "connection refused", not asyncio's wording
-    if isinstance(exc, asyncio.TimeoutError):
-        return "timed out"
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 async def _mark_started(request: web.Request, _response: web.StreamResponse) -> None:
     request[_STARTED] = True
 
@@ -102,7 +93,13 @@ async def _mark_started(request: web.Request, _response: web.StreamResponse) -> 
 class RecordingApp:
     """The proxy's handlers and what they recorded (touched only from the proxy's loop thread)."""
 
-    def __init__(self, secrets: Secrets, env: Mapping[str, str], progress: ProgressLine) -> None:
+    def __init__(
+        self,
+        secrets: Secrets,
+        env: Mapping[str, str],
+        progress: ProgressLine,
+        tools: Sequence[HttpTool] = (),
+    ) -> None:
         self.secrets = secrets
         self.templater = Templater(secrets)
         self.live = LiveForwarder(env)
@@ -112,9 +109,11 @@ class RecordingApp:
         self.otlp_requests = 0
         self.credentials: set[str] = set()
         self.base_url = ""
+        self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.tools.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
         app.on_response_prepare.append(_mark_started)
         app.on_cleanup.append(lambda _app: self.live.close())
@@ -125,6 +124,7 @@ class RecordingApp:
             "OPENAI_BASE_URL": f"{self.base_url}/openai/v1",
             "ANTHROPIC_BASE_URL": f"{self.base_url}/anthropic",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{self.base_url}/otlp/v1/traces",
+            **self.tools.child_env(self.base_url),
         }
 
     def scan_secrets(self) -> Secrets:
@@ -133,6 +133,8 @@ class RecordingApp:
 
     def count_line(self) -> str:
         line = f"attest capture: {len(self.interactions)} calls recorded"
+        if self.tools.interactions:
+            line += f", {len(self.tools.interactions)} tool messages"
         if self.otlp_requests:
             line += f" ({self.otlp_requests} OTLP requests accepted, not stored)"
         return line
@@ -217,9 +219,13 @@ class RecordingProxy:
     """The recording proxy on loopback, in a thread of its own. Use as a context manager."""
 
     def __init__(
-        self, secrets: Secrets, env: Mapping[str, str], progress: ProgressLine | None = None
+        self,
+        secrets: Secrets,
+        env: Mapping[str, str],
+        progress: ProgressLine | None = None,
+        tools: Sequence[HttpTool] = (),
     ) -> None:
-        self.app = RecordingApp(secrets, env, progress or ProgressLine())
+        self.app = RecordingApp(secrets, env, progress or ProgressLine(), tools)
         self.server = BackgroundServer(self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT)
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -299,16 +305,19 @@ def capture(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     progress: ProgressLine | None = None,
+    tools: Sequence[str] = (),
 ) -> Captured:
     """Run `argv` against a recording proxy and write the fixture if the run ended as expected.
 
+    `tools` are `VAR[=URL]` declarations of the agent's HTTP tool servers (see `tools.declare`).
     Raises CaptureFailed (exit 1) when it did not, leaving any existing fixture untouched.
     """
     if not argv:
         raise UsageError("no command given; put it after `--`")
     path = fixture_path(check_name(name), fixtures_dir)
     env = dict(os.environ if env is None else env)
-    with RecordingProxy(capture_secrets(env, cwd), env, progress) as proxy:
+    declared = parse_tools(tools, env)
+    with RecordingProxy(capture_secrets(env, cwd), env, progress, declared) as proxy:
         returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
     return conclude(proxy.app, argv, name, path, returncode, expect_fail)
 
@@ -323,8 +332,11 @@ def conclude(
         kept = "; the existing fixture is unchanged" if path.exists() else ""
         raise CaptureFailed(f"{problem}; nothing written{kept}", path)
     source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    recorder = app.tools
+    servers = declarations(list(recorder.tools.values()), recorder.stdio, app.secrets)
+    doc = new_fixture(name, source, app.interactions, recorder.interactions, servers)
     try:
-        write_fixture(path, new_fixture(name, source, app.interactions), app.scan_secrets())
+        write_fixture(path, doc, app.scan_secrets())
     except AttestError:
         app.progress.finish(f"{app.count_line()}; nothing written")
         raise
@@ -342,6 +354,7 @@ class RefreshPlan:
     path: Path
     command: list[str]
     expect_fail: bool
+    tools: list[str] = field(default_factory=list)  # the `--tool` declarations to re-create
 
 
 def plan_refresh(
@@ -362,7 +375,8 @@ def plan_refresh(
             path,
         )
     expect_fail = bool(source.get("flags", {}).get("expect_fail", False))
-    return RefreshPlan(name, Path(fixtures_dir) if fixtures_dir else None, path, command, expect_fail)
+    tools = specs_of(doc.get("tools", {}), dict(os.environ if env is None else env))
+    return RefreshPlan(name, Path(fixtures_dir) if fixtures_dir else None, path, command, expect_fail, tools)
 
 
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -391,7 +405,8 @@ def quote_command(argv: Sequence[str]) -> str:
 
 
 def describe_plan(plan: RefreshPlan) -> list[str]:
-    flags = "--expect-fail" if plan.expect_fail else "(none)"
+    flags = " ".join([*(["--expect-fail"] if plan.expect_fail else []), *(f"--tool {t}" for t in plan.tools)])
+    flags = flags or "(none)"
     return [
         f"attest capture: recorded command: {quote_command(plan.command)}",
         f"attest capture: flags: {flags}",
@@ -443,4 +458,5 @@ def refresh(
         env=env,
         cwd=cwd,
         progress=progress,
+        tools=plan.tools,
     )

@@ -1,4 +1,4 @@
-"""The fixture: format v1, validation, the credential scan, and atomic reads and writes.
+"""The fixture: format v1 and v2, validation, the credential scan, and atomic reads and writes.
 
 A fixture is a JSON document (see `schemas/fixture.schema.json`) written with sorted keys and two-space
 indentation, so a re-record is a readable diff, and addressed by the sha256 of its canonical content,
@@ -22,7 +22,11 @@ from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
 from .validation import first_error, json_pointer
 
 FORMAT = "attest-fixture"
-VERSION = 1
+# Version 2 adds the tool channel and the declared tool servers. A fixture without tools is still
+# written as version 1, so toolkits that read only version 1 keep reading it; one with tools is
+# version 2, so such a toolkit refuses it instead of replaying the model against live tools.
+VERSION = 2
+MODEL_ONLY_VERSION = 1
 SUFFIX = ".attest.json"
 DEFAULT_DIR = Path("tests/attest/fixtures")
 SCHEMA = "fixture.schema.json"
@@ -57,14 +61,23 @@ def new_source(command: list[str], *, expect_fail: bool = False, exit_code: int 
     }
 
 
-def new_fixture(name: str, source: dict, model: list[Interaction], **channels: list) -> Fixture:
+def new_fixture(
+    name: str,
+    source: dict,
+    model: list[Interaction],
+    tool: list[Interaction] | None = None,
+    tools: dict[str, dict] | None = None,
+) -> Fixture:
+    with_tools = bool(tool or tools)
     doc: Fixture = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": VERSION if with_tools else MODEL_ONLY_VERSION,
         "name": name,
         "source": source,
-        "channels": {"model": model, **channels},
+        "channels": {"model": model, **({"tool": list(tool or [])} if with_tools else {})},
     }
+    if with_tools:
+        doc["tools"] = dict(tools or {})
     doc["digest"] = canonical_digest(doc)
     return doc
 
@@ -177,3 +190,7 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
 
 def model_interactions(doc: Fixture) -> list[Interaction]:
     return doc["channels"]["model"]
+
+
+def tool_interactions(doc: Fixture) -> list[Interaction]:
+    return doc["channels"].get("tool", [])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "misses": "block",
     "not_evaluated": "report",
     "max_live_calls": 0,
+    "max_live_tool_calls": 0,
     "max_live_cost_usd": None,
     "require_egress": "off",
     "require_isolation_verified": False,
@@ -275,17 +276,23 @@ def _ids(tests: Iterable[Test]) -> list[str]:
     return [t["id"] for t in tests]
 
 
-def _live_calls(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
-    results = []
-    for scope, tests in scopes.groups("max_live_calls").items():
-        limit = policy.setting("max_live_calls", scope)
-        actual = int(_replay_sum(tests, "live") + (_unattributed(report, "live") if scope == TOP else 0))
-        involved = _ids(t for t in tests if (t.get("replay") or {}).get("live", 0) > 0)
-        status = "ok" if actual <= limit else "blocked"
-        results.append(
-            RuleResult("max_live_calls", policy.scope_label(scope), limit, actual, status, involved)
-        )
-    return results
+def _count_limit(rule: str, key: str) -> Callable[[Report, Policy, _Scopes], list[RuleResult]]:
+    """A rule that caps a count of the tests it covers (live model calls, live tool calls)."""
+
+    def evaluate(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
+        results = []
+        for scope, tests in scopes.groups(rule).items():
+            limit = policy.setting(rule, scope)
+            actual = int(_replay_sum(tests, key) + (_unattributed(report, key) if scope == TOP else 0))
+            involved = _ids(t for t in tests if (t.get("replay") or {}).get(key, 0) > 0)
+            status = "ok" if actual <= limit else "blocked"
+            results.append(RuleResult(rule, policy.scope_label(scope), limit, actual, status, involved))
+        return results
+
+    return evaluate
+
+
+_live_calls = _count_limit("max_live_calls", "live")
 
 
 def _live_cost(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
@@ -391,6 +398,7 @@ def _isolation(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResu
 
 _RULES = {
     "max_live_calls": _live_calls,
+    "max_live_tool_calls": _count_limit("max_live_tool_calls", "tool_live"),
     "max_live_cost_usd": _live_cost,
     "misses": _misses,
     "failures": _failures,

@@ -23,6 +23,7 @@ from .engine.client import EngineProcess
 from .engine.session import MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
+from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
@@ -108,7 +109,7 @@ class ReplayHandle:
             )
         engine = self.plugin.engine(self.engine_path)
         self.sid, env = engine.open_session([self.path], self.mode, self.plugin.no_live)
-        self._saved = {k: os.environ.get(k) for k in ENV_VARS}
+        self._saved = {k: os.environ.get(k) for k in {*ENV_VARS, *env}}  # tool servers' variables too
         os.environ.update(env)
         self.plugin.active = self
         self.item.stash.setdefault(HANDLES, []).append(self)
@@ -241,6 +242,9 @@ class AttestPlugin:
             "unpriced": sum(r["unpriced"] for r in replays),
             "misses": len(misses),
         }
+        for key in TOOL_COUNTS:  # only a test with a tool channel carries them
+            if any(r.get(key) for r in replays):
+                facts[key] = sum(r.get(key, 0) for r in replays)
         if misses:
             first = misses[0]
             facts["miss"] = {
@@ -350,8 +354,8 @@ class AttestPlugin:
         return text[-4000:] if text else getattr(report, "wasxfail", None) or None
 
     def totals(self) -> dict[str, Any]:
-        keys = ("replayed", "live", "live_cost_usd", "unpriced")
-        return {k: sum(r["replay"][k] for r in self.rows.values() if "replay" in r) for k in keys}
+        keys = ("replayed", "live", "live_cost_usd", "unpriced", *TOOL_COUNTS)
+        return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if any("replay" in r for r in self.rows.values()):

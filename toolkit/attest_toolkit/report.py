@@ -27,6 +27,7 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_e
 FAILED_OUTCOMES = frozenset({"failed", "error"})
 # From the strongest network isolation to the weakest; a merged run is only as isolated as its weakest shard.
 EGRESS_MODES = ("none", "guard", "off")
+TOOL_COUNTS = ("tool_replayed", "tool_live")  # tool-channel requests served from fixtures, and live
 REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced")
 
 Report = dict[str, Any]
@@ -144,12 +145,12 @@ def default_environment(runner: str | None = None) -> dict[str, Any]:
 
 
 def _test_totals(tests: Iterable[Test]) -> dict[str, float]:
-    totals: dict[str, float] = dict.fromkeys(REPLAY_COUNTS, 0)
+    totals: dict[str, float] = dict.fromkeys((*REPLAY_COUNTS, *TOOL_COUNTS), 0)
     totals["live_cost_usd"] = 0.0
     for test in tests:
         replay = test.get("replay")
         if replay:
-            for key in REPLAY_COUNTS:
+            for key in (*REPLAY_COUNTS, *TOOL_COUNTS):
                 totals[key] += replay.get(key, 0)
             totals["live_cost_usd"] += replay.get("live_cost_usd", 0.0)
     return totals
@@ -160,6 +161,9 @@ def _replay_block(totals: dict[str, float], not_evaluated: int) -> dict[str, Any
     # Sums of binary floats drift (0.1 + 0.2); costs are shown to the cent, kept to a micro-dollar.
     block["live_cost_usd"] = round(totals["live_cost_usd"], 6)
     block["not_evaluated"] = not_evaluated
+    for key in TOOL_COUNTS:  # only runs with a tool channel carry them, so older reports read the same
+        if totals.get(key):
+            block[key] = int(totals[key])
     return block
 
 
@@ -251,6 +255,10 @@ def add_unattributed(replay: dict[str, Any], tests: list[Test], counted: dict[st
     own = _test_totals(tests)
     for key in REPLAY_COUNTS:
         replay[key] += max(0, int(counted.get(key, 0)) - int(own[key]))
+    for key in TOOL_COUNTS:
+        extra = max(0, int(counted.get(key, 0)) - int(own[key]))
+        if extra:
+            replay[key] = replay.get(key, 0) + extra
     extra_cost = float(counted.get("live_cost_usd", 0.0)) - own["live_cost_usd"]
     if extra_cost > 1e-9:
         replay["live_cost_usd"] = round(replay["live_cost_usd"] + extra_cost, 6)

@@ -21,17 +21,27 @@ __all__ = [
 ]
 
 
-def summary_line(replayed: int, live: int, live_cost_usd: float, unpriced: int = 0) -> str:
-    """`4 replayed · 0 live model calls · $0.00`, with `(+N unpriced)` when some live calls had no price."""
+def summary_line(
+    replayed: int, live: int, live_cost_usd: float, unpriced: int = 0, tools: tuple[int, int] = (0, 0)
+) -> str:
+    """`4 replayed · 0 live model calls · $0.00`, with `(+N unpriced)` when some live calls had no price,
+    and `· 3 tool calls replayed · 0 live tool calls` when the run had a tool channel."""
     # The wording is fixed, "1 live model calls" included, so that logs and checks can match it.
     line = f"{replayed} replayed · {live} live model calls · ${live_cost_usd:.2f}"
-    return f"{line} (+{unpriced} unpriced)" if unpriced else line
+    line = f"{line} (+{unpriced} unpriced)" if unpriced else line
+    if any(tools):
+        line += f" · {tools[0]} tool calls replayed · {tools[1]} live tool calls"
+    return line
+
+
+def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
+    return int(counts.get("tool_replayed", 0)), int(counts.get("tool_live", 0))
 
 
 def replay_line(counts: Mapping[str, Any]) -> str:
     """`attest replay: 4 replayed · 0 live model calls · $0.00`, from a replay's counts."""
     return "attest replay: " + summary_line(
-        counts["replayed"], counts["live"], counts["live_cost_usd"], counts["unpriced"]
+        counts["replayed"], counts["live"], counts["live_cost_usd"], counts["unpriced"], tool_counts(counts)
     )
 
 
@@ -58,7 +68,9 @@ MIN_CHARS = 200
 
 def report_summary_line(report: Report) -> str:
     replay = report["summary"]["replay"]
-    return summary_line(replay["replayed"], replay["live"], replay["live_cost_usd"], replay["unpriced"])
+    return summary_line(
+        replay["replayed"], replay["live"], replay["live_cost_usd"], replay["unpriced"], tool_counts(replay)
+    )
 
 
 def render(

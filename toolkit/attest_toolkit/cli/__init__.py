@@ -39,9 +39,9 @@ def root(
 
 
 def _register_all() -> None:
-    from . import capture, fixture, github, policy, replay, report, sandbox, select
+    from . import capture, fixture, github, policy, replay, report, sandbox, select, tool
 
-    for module in (capture, replay, fixture, sandbox, select, policy, report, github):
+    for module in (capture, replay, fixture, sandbox, select, policy, report, github, tool):
         module.register(app)
 
 

@@ -28,16 +28,30 @@ EXPECT_FAIL = typer.Option(
 FIXTURES_DIR = typer.Option(
     None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
 )
+TOOL = typer.Option(
+    [],
+    "--tool",
+    metavar="VAR[=URL]",
+    help="A tool server the agent reads from VAR (e.g. WEATHER_MCP_URL): recorded through the proxy. "
+    "URL is the real server, default VAR's value. Repeatable.",
+)
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 
 
 def check_usage(
-    command: list[str], name: str | None, refresh: str | None, yes: bool, expect_fail: bool
+    command: list[str],
+    name: str | None,
+    refresh: str | None,
+    yes: bool,
+    expect_fail: bool,
+    tools: list[str] | None = None,
 ) -> None:
     if bool(name) == bool(refresh):
         raise UsageError("give either --name N -- CMD (a new capture) or --refresh N (re-run a recorded one)")
     if refresh and command:
         raise UsageError("--refresh re-runs the command recorded in the fixture; give no command")
+    if refresh and tools:
+        raise UsageError("--refresh uses the tool servers recorded in the fixture; drop --tool")
     if refresh and expect_fail:
         raise UsageError("--refresh uses the flags recorded in the fixture; drop --expect-fail")
     if name and yes:
@@ -51,11 +65,14 @@ def capture(
     yes: bool = YES,
     expect_fail: bool = EXPECT_FAIL,
     fixtures_dir: Path | None = FIXTURES_DIR,
+    tool: list[str] = TOOL,
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
     CMD gets OPENAI_BASE_URL, ANTHROPIC_BASE_URL and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointed at the
-    proxy; its calls go upstream with its own keys. Secrets and request headers are never stored.
+    proxy; its calls go upstream with its own keys. Each --tool VAR is pointed at the proxy too, which
+    records the tool channel (MCP over HTTP, plain HTTP); `attest tool stdio` records stdio servers.
+    Secrets and request headers are never stored.
     The fixture (mode 0600) is written only if CMD exits 0 (non-zero with --expect-fail), made at
     least one model call, and no call failed on the way; otherwise the old fixture stays as it was.
 
@@ -66,13 +83,15 @@ def capture(
     calls, a call failed upstream), nothing written; 3 could not run (usage error, bad or missing
     fixture, credential found, refresh not confirmed).
     """
-    check_usage(command or [], name, refresh, yes, expect_fail)
+    check_usage(command or [], name, refresh, yes, expect_fail, tool)
     if refresh:
         plan = capturing.plan_refresh(refresh, fixtures_dir)
         capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr)
         capturing.refresh(plan)
     else:
-        capturing.capture(command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail)
+        capturing.capture(
+            command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool
+        )
     return 0
 
 

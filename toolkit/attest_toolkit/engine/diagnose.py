@@ -82,3 +82,24 @@ def first_difference(
         return changed(component, recorded, live, fixture)
     # Same components, different key: only the endpoint (method or path) can differ.
     return Miss(_line("request changed", fixture), "endpoint", fixture)
+
+
+# --- the tool channel ------------------------------------------------------------------------------
+
+
+def tool_unrecorded(call: str, recorded_hash: str | None, live_hash: str, fixture: str) -> Miss:
+    """`tool call unrecorded: weather.get_forecast (arguments hash a1b2c3d→e4f5a6b)`; `none` when no
+    call of that tool is left to compare with."""
+    before = recorded_hash[:SHORT] if recorded_hash else "none"
+    what = f"tool call unrecorded: {escape(call)} (arguments hash {before}→{live_hash[:SHORT]})"
+    return Miss(_line(what, fixture), "tool", fixture)
+
+
+def tool_overflow(recorded_calls: int, fixture: str) -> Miss:
+    return Miss(
+        _line(f"the agent made more tool calls than the {recorded_calls} recorded", fixture), "tool", fixture
+    )
+
+
+def tool_duplicate(fixture: str) -> Miss:
+    return Miss(_line("the agent made an extra identical tool call", fixture), "tool", fixture)

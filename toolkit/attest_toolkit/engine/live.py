@@ -6,6 +6,7 @@ priced. Capture uses the same forwarder, with a callback that receives the whole
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
@@ -26,6 +27,16 @@ _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "conne
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 
 OnExchange = Callable[[Exchange], Awaitable[None] | None]
+
+
+def reason_of(exc: BaseException) -> str:
+    """A one-line reason for a network failure, without the library's repr."""
+    if isinstance(exc, aiohttp.ClientConnectorError) and exc.os_error.errno:
+        return os.strerror(exc.os_error.errno).lower()  # "connection refused", not asyncio's wording
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def upstream_for(provider: str, env: Mapping[str, str]) -> str:
@@ -84,7 +95,20 @@ class LiveForwarder:
         on_exchange: OnExchange | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """Send the request upstream and stream the answer back; returns the response and its body."""
-        url = self.upstreams[provider] + path
+        return await self.forward_to(request, self.upstreams[provider] + path, path, raw, on_exchange)
+
+    async def forward_to(
+        self,
+        request: web.Request,
+        url: str,
+        path: str,
+        raw: bytes,
+        on_exchange: OnExchange | None = None,
+        keep_reading: bool = False,
+    ) -> tuple[web.StreamResponse, bytes]:
+        """`forward` to any URL (a tool server's); `path` is what the exchange records. With
+        `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
+        reply event) does not cut the exchange short: the rest is still read and recorded."""
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
         client = await self.client()
         async with client.request(
@@ -96,10 +120,12 @@ class LiveForwarder:
                     response.headers.add(k, v)
             await response.prepare(request)
             chunks: list[bytes] = []
+            writable = True
             async for chunk in upstream.content.iter_any():
                 chunks.append(chunk)
-                await response.write(chunk)
-            await response.write_eof()
+                writable = writable and await _write(response, chunk, keep_reading)
+            if writable:
+                await _write(response, None, keep_reading)
         body = b"".join(chunks)
         if on_exchange is not None:
             exchange = Exchange(
@@ -121,3 +147,14 @@ class LiveForwarder:
     @staticmethod
     def price(model: str | None, body: bytes, content_type: str) -> float | None:
         return cost_usd(model, usage_of(body, content_type))
+
+
+async def _write(response: web.StreamResponse, chunk: bytes | None, tolerate_hangup: bool) -> bool:
+    """Write a chunk (None: the end); False when the client has gone and that is tolerated."""
+    try:
+        await (response.write(chunk) if chunk is not None else response.write_eof())
+    except ConnectionResetError:
+        if not tolerate_hangup:
+            raise
+        return False
+    return True

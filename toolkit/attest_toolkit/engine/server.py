@@ -20,6 +20,8 @@ from aiohttp import web
 from ..errors import AttestError
 from ..normalize import parse_body, request_key
 from ..secrets import Secrets, environment_secrets
+from ..tools.replay import ToolReplay
+from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
 from .live import KEY_VARS, LiveForwarder
@@ -71,9 +73,11 @@ class ReplayApp:
         self.sessions: dict[str, Session] = {}
         self.base_url = ""
         self._load_lock = threading.Lock()
+        self.tool_routes = ToolReplay(self)
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
         return app
@@ -99,6 +103,7 @@ class ReplayApp:
         for provider, var in KEY_VARS.items():
             if not self.live.keys.get(provider):
                 env[var] = PLACEHOLDER_KEY
+        env.update(tool_env(prefix, self.sessions[sid]))
         return env
 
     def close(self, sid: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..tools.match import ToolChannel
 from . import diagnose
 from .diagnose import Miss
 from .store import LoadedFixture, Recording, index_recordings
@@ -30,6 +31,8 @@ class Counters:
     live_cost_usd: float = 0.0
     unpriced: int = 0
     otlp_requests: int = 0
+    tool_replayed: int = 0
+    tool_live: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -47,6 +50,8 @@ class Session:
         self._taken: dict[str, int] = {}
         self._used = bytearray(len(self.recordings))
         self.counters = Counters()
+        self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
+        self.tool_servers = {name: decl for f in fixtures for name, decl in f.tools.items()}
 
     @property
     def name(self) -> str:
@@ -116,4 +121,8 @@ class Session:
             "not_evaluated": sum(1 for m in c.misses if m["not_evaluated"]),
             "miss_list": list(c.misses),
             "otlp_requests": c.otlp_requests,
+            "tool_recorded": len(self.tools.recordings),
+            "tool_unused": self.tools.unused,
+            "tool_replayed": c.tool_replayed,
+            "tool_live": c.tool_live,
         }

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import fixture as fx
 from ..normalize import body_bytes, key_of
 from ..secrets import Secrets
+from ..tools.match import ToolRecording, load_recording
 
 # Headers the engine sets itself when serving a body.
 _HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
@@ -44,6 +45,8 @@ class LoadedFixture:
     recordings: tuple[Recording, ...]
     by_key: dict[str, tuple[int, ...]] = field(repr=False)
     source: dict = field(repr=False, default_factory=dict)
+    tools: dict = field(repr=False, default_factory=dict)  # the declared tool servers, by name
+    tool_recordings: tuple[ToolRecording, ...] = ()
 
 
 def _recording(name: str, item: dict) -> Recording:
@@ -81,7 +84,16 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
     doc = fx.read_fixture(path, secrets)
     name = doc["name"]
     recordings = tuple(_recording(name, item) for item in fx.model_interactions(doc))
-    return LoadedFixture(name, path, recordings, index_recordings(recordings), doc.get("source", {}))
+    tools = tuple(load_recording(name, item, secrets) for item in fx.tool_interactions(doc))
+    return LoadedFixture(
+        name,
+        path,
+        recordings,
+        index_recordings(recordings),
+        doc.get("source", {}),
+        doc.get("tools", {}),
+        tools,
+    )
 
 
 class FixtureStore:

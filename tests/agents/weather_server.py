@@ -1,0 +1,46 @@
+"""A real MCP server (the official SDK's MCPServer) with one tool, for the tool-channel tests.
+
+    python weather_server.py http     streamable HTTP on a loopback port; prints the port first
+    python weather_server.py stdio    over stdin and stdout
+
+Each tool call appends a line to $WEATHER_CALLS_LOG when set, so a test sees whether the real server
+was reached.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("weather")
+
+
+@server.tool()
+def get_forecast(city: str, days: int = 1, units: str = "celsius") -> str:
+    """The weather forecast for a city."""
+    log = os.environ.get("WEATHER_CALLS_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{city} {days} {units}\n")
+    degrees = 21 if units == "celsius" else 70
+    return f"{city}: sunny for {days} day(s), {degrees} degrees {units}"
+
+
+def serve_http() -> None:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)  # the test reads the port from the first line
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["stdio"]:
+        server.run("stdio")
+    else:
+        serve_http()

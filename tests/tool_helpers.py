@@ -1,0 +1,121 @@
+"""Helpers for the tool-channel tests: a real MCP server on loopback, a plain HTTP tool API, the
+scripted model that asks for the tools, and the MCP agent as a command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from aiohttp import web
+from attest_toolkit.engine.background import BackgroundServer
+from conftest import AGENTS
+from upstream import Reply
+
+AGENT = AGENTS / "mcp_agent.py"
+SERVER = AGENTS / "weather_server.py"
+ANSWER = "Oslo will be sunny for the next two days."
+FORECAST = {"city": "Oslo", "days": 2}
+
+
+def agent(*args: str) -> list[str]:
+    return [sys.executable, str(AGENT), *args]
+
+
+def tool_call_reply(calls: list[tuple[str, dict]]) -> Reply:
+    """A chat completion in which the model asks for `calls` (name, arguments)."""
+    body = {
+        "id": "chatcmpl-Tool7kQ2mZt9LpV3wR1yNcF4sH",
+        "object": "chat.completion",
+        "created": 1764569740,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_Xb3kQ9mZt2LpV7wR1yNcF4s{i}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                        for i, (name, arguments) in enumerate(calls)
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 60, "completion_tokens": 18, "total_tokens": 78},
+    }
+    return Reply(body=json.dumps(body).encode())
+
+
+def answer_reply(text: str = ANSWER) -> Reply:
+    body = {
+        "id": "chatcmpl-Ans7kQ2mZt9LpV3wR1yNcF4sH",
+        "object": "chat.completion",
+        "created": 1764569741,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100},
+    }
+    return Reply(body=json.dumps(body).encode())
+
+
+def model_replies(*extra: tuple[str, dict]) -> list[Reply]:
+    return [tool_call_reply([("get_forecast", FORECAST), *extra]), answer_reply()]
+
+
+@contextmanager
+def weather_http(env: dict[str, str]) -> Iterator[str]:
+    """The MCP server on streamable HTTP, as its own process; yields its URL and stops it after."""
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()
+        assert port.isdigit(), "the weather server did not start"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+class OrdersApi:
+    """A plain HTTP tool API on loopback that counts its requests; `echo_token` leaks the bearer token
+    into its answer (a server that misbehaves)."""
+
+    def __init__(self, echo_token: bool = False) -> None:
+        self.echo_token = echo_token
+        self.seen: list[str] = []
+        self.server = BackgroundServer(self._build, "orders-api")
+        self.url = ""
+
+    async def _order(self, request: web.Request) -> web.Response:
+        self.seen.append(request.path_qs)
+        order = {"order_id": request.match_info["id"], "amount": 42.0, "refunds": [42.0, 42.0]}
+        if self.echo_token:
+            order["seen_auth"] = request.headers.get("authorization", "")
+        return web.json_response(order)
+
+    def _build(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/api/orders/{id}", self._order)
+        return app
+
+    def __enter__(self) -> OrdersApi:
+        self.url = self.server.start() + "/api"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop()
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,159 @@
+"""The engine's tool routes: serve tool calls from the fixture, or forward them live in auto mode.
+
+`/r/<session>/tool/<server>/...` stands in for an HTTP tool server (MCP over streamable HTTP or a
+plain HTTP API) and `/r/<session>/stdio/<server>` answers the messages `attest tool stdio` relays. A
+strict miss is never forwarded: an MCP caller gets a JSON-RPC error with the miss message, an HTTP
+caller a 400 with it, and the miss is counted once with `component: "tool"`.
+"""
+
+from __future__ import annotations
+
+import secrets as pysecrets
+from typing import TYPE_CHECKING
+
+import aiohttp
+from aiohttp import web
+
+from ..engine.diagnose import Miss
+from ..normalize import parse_body
+from .declare import REPLAY_URL_VAR
+from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
+from .mcp import error_reply, readdress_event, readdress_json
+from .record import is_session_plumbing
+
+if TYPE_CHECKING:
+    from ..engine.server import ReplayApp
+    from ..engine.session import Session
+
+
+def session_env(prefix: str, session: Session) -> dict[str, str]:
+    """Each declared HTTP server's variable pointed at the session's tool route, and the stdio URL."""
+    env = {
+        decl["env"]: f"{prefix}/tool/{name}"
+        for name, decl in session.tool_servers.items()
+        if decl.get("transport") == "http" and decl.get("env")
+    }
+    env[REPLAY_URL_VAR] = f"{prefix}/stdio"
+    return env
+
+
+class ToolReplay:
+    def __init__(self, app: ReplayApp) -> None:
+        self.app = app
+        self.session_ids: dict[str, str] = {}  # (engine session) -> the MCP session id it hands out
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_route("*", "/r/{sid}/tool/{server}{tail:(/.*)?}", self.handle_http)
+        app.router.add_post("/r/{sid}/stdio/{server}", self.handle_stdio)
+
+    # --- transports ----------------------------------------------------------------------------------
+
+    async def handle_http(self, request: web.Request) -> web.StreamResponse:
+        sid, server = request.match_info["sid"], request.match_info["server"]
+        session = self.app.sessions.get(sid)
+        if session is None:
+            return web.json_response(
+                {"error": "attest replay: no such replay session (it has ended)"}, status=404
+            )
+        tail = request.match_info["tail"] or ""
+        raw = await request.read()
+        if session.mode == "off":
+            return await self.go_live(request, session, server, tail, raw)
+        if is_session_plumbing(request):
+            # No server-initiated stream to replay; ending the session needs nothing.
+            return web.Response(status=405 if request.method == "GET" else 200)
+        body = parse_body(raw, request.headers.get("content-type"))
+        call = call_key(server, request.method, tail or "/", request.query_string, body, self.app.secrets)
+        found = session.tools.lookup(call, session.name)
+        if isinstance(found, ToolRecording):
+            session.counters.tool_replayed += 0 if _is_notification(call) else 1
+            return await self.serve(request, found, call, sid)
+        if _is_notification(call):
+            return web.Response(status=202)
+        if session.mode == "auto" and not session.no_live and self.upstream(session, server):
+            try:
+                return await self.go_live(request, session, server, tail, raw)
+            except (aiohttp.ClientError, OSError):
+                pass  # the recorded server is not there: the miss stands, as if there were no key
+        session.record_miss(found, not_evaluated=session.mode == "auto")
+        return self.miss_reply(call, found)
+
+    async def handle_stdio(self, request: web.Request) -> web.Response:
+        session = self.app.sessions.get(request.match_info["sid"])
+        if session is None:
+            return web.json_response(
+                {"error": "attest replay: no such replay session (it has ended)"}, status=404
+            )
+        body = parse_body(await request.read(), "application/json")
+        call = call_key(request.match_info["server"], "POST", "/", "", body, self.app.secrets)
+        found = session.tools.lookup(call, session.name)
+        if isinstance(found, ToolRecording):
+            session.counters.tool_replayed += 0 if _is_notification(call) else 1
+            if not found.body:
+                return web.Response(status=202)
+            return web.Response(
+                body=readdress_json(found.body, call.rpc.id if call.rpc else None),
+                content_type="application/json",
+            )
+        if _is_notification(call):
+            return web.Response(status=202)
+        # A stdio server is not started under replay, so a miss cannot go live.
+        session.record_miss(found, not_evaluated=session.mode == "auto")
+        return self.miss_reply(call, found)
+
+    # --- answers -------------------------------------------------------------------------------------
+
+    async def serve(
+        self, request: web.Request, rec: ToolRecording, call: CallKey, sid: str
+    ) -> web.StreamResponse:
+        headers = {k: v for k, v in rec.headers if k != SESSION_HEADER}
+        if any(k == SESSION_HEADER and v == SESSION_MARK for k, v in rec.headers):
+            headers[SESSION_HEADER] = self.session_ids.setdefault(sid, "attest-" + pysecrets.token_hex(8))
+        caller_id = call.rpc.id if call.rpc else None
+        if rec.events is None:
+            body = readdress_json(rec.body, caller_id) if call.rpc and rec.body else rec.body
+            return web.Response(status=rec.status, body=body, headers=headers)
+        response = web.StreamResponse(status=rec.status, headers=headers)
+        await response.prepare(request)
+        for event in rec.events:  # one write per recorded event
+            text = readdress_event(event, caller_id) if call.rpc else event
+            await response.write(text.encode("utf-8"))
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    def miss_reply(call: CallKey, miss: Miss) -> web.Response:
+        if call.rpc is not None:
+            return web.json_response(error_reply(call.rpc.id, miss.message))
+        return web.json_response(
+            {"error": {"message": miss.message, "code": "attest_replay_miss"}},
+            status=400,
+            headers={"x-should-retry": "false"},
+        )
+
+    # --- live ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def upstream(session: Session, server: str) -> str | None:
+        decl = session.tool_servers.get(server) or {}
+        return decl.get("upstream") if decl.get("transport") == "http" else None
+
+    async def go_live(
+        self, request: web.Request, session: Session, server: str, tail: str, raw: bytes
+    ) -> web.StreamResponse:
+        upstream = self.upstream(session, server)
+        if upstream is None or session.no_live:
+            return web.json_response(
+                {"error": "attest replay: live tool calls are off for this run"}, status=400
+            )
+        response, _ = await self.app.live.forward_to(request, upstream + tail, tail or "/", raw)
+        if not is_session_plumbing(request):
+            session.counters.tool_live += 1
+        return response
+
+
+def _is_notification(call: CallKey) -> bool:
+    return call.rpc is not None and call.rpc.is_notification
+
+
+__all__ = ["ToolReplay", "session_env"]
