@@ -101,7 +101,7 @@ class OrdersApi:
         self.seen.append(request.path_qs)
         order = {"order_id": request.match_info["id"], "amount": 42.0, "refunds": [42.0, 42.0]}
         if self.echo_token:
-            order["seen_auth"] = request.headers.get("authorization", "")
+            order["note"] = "called with " + request.headers.get("authorization", "").removeprefix("Bearer ")
         return web.json_response(order)
 
     def _build(self) -> web.Application:

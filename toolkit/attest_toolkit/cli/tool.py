@@ -28,6 +28,7 @@ def stdio(
     """
     from ..tools.stdio import run
 
+    command = command[1:] if command and command[0] == "--" else command  # click keeps `--` in a group
     if not command:
         raise UsageError("no server command given; put it after `--`")
     return run(name, command)

@@ -71,8 +71,15 @@ def rpc_of(value: Any) -> Rpc | None:
     return Rpc(value["method"], value.get("id"), params if isinstance(params, dict) else {})
 
 
+def rpc_reply(value: Any) -> dict[str, Any] | None:
+    """The JSON-RPC reply in a parsed body, or None."""
+    if isinstance(value, dict) and value.get("jsonrpc") == "2.0" and ("result" in value or "error" in value):
+        return value
+    return None
+
+
 def _readdressed(message: Any, caller_id: Any) -> Any:
-    if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
+    if rpc_reply(message) is not None and "id" in message:
         return {**message, "id": caller_id}
     return message
 

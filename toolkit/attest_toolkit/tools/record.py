@@ -16,12 +16,12 @@ from aiohttp import web
 
 from ..engine.live import LiveForwarder, reason_of
 from ..fixture import Interaction
-from ..normalize import Exchange, parse_body, redact_query
+from ..normalize import Exchange, body_bytes, parse_body, redact_query
 from ..normalize.walk import Walker
 from ..secrets import Secrets
 from .declare import HttpTool
 from .match import SESSION_HEADER, SESSION_MARK, call_key
-from .mcp import rpc_of
+from .mcp import rpc_of, rpc_reply
 
 _KEPT_HEADERS = ("content-type",)
 
@@ -29,6 +29,18 @@ _KEPT_HEADERS = ("content-type",)
 def is_session_plumbing(request: web.Request) -> bool:
     """An MCP client's server-to-client event stream (GET) or session end (DELETE): not a call."""
     return request.method in ("GET", "DELETE") and SESSION_HEADER in request.headers
+
+
+def served_as_sent(raw: bytes, content_type: str | None) -> dict:
+    """The stored form of a tool's answer. A plain JSON answer the replay could not serve byte for
+    byte from its parsed form (spacing, key order) is kept as text: an agent may hand those exact bytes
+    to the model, whose recorded request holds them literally. JSON-RPC answers are parsed, since
+    a replay re-addresses them anyway and MCP clients read them as JSON."""
+    body = parse_body(raw, content_type)
+    value = body.get("json")
+    if "json" in body and rpc_reply(value) is None and body_bytes(body) != raw:
+        return {"text": raw.decode("utf-8")}
+    return body
 
 
 class ToolRecorder:
@@ -102,7 +114,7 @@ class ToolRecorder:
             {
                 "status": exchange.status,
                 "headers": kept,
-                "body": parse_body(exchange.response_body, content_type),
+                "body": served_as_sent(exchange.response_body, content_type),
             },
             exchange.method,
             exchange.path,
