@@ -1,15 +1,20 @@
 """A small refund agent: one tool-call round trip, then a streamed answer, with the official openai SDK.
 
-Run it for real with a key (`OPENAI_API_KEY=... python examples/agent.py`), or replay it with no key and
-no network from the bundled fixture:
+Its tool is `lookup_order` on an MCP server (examples/orders_server.py, official mcp SDK) that it
+finds at $ORDERS_MCP_URL. Run it for real with a key and the server running
+(`OPENAI_API_KEY=... ORDERS_MCP_URL=http://127.0.0.1:PORT/mcp python examples/agent.py`), or replay
+both the model and the tool with no key, no server and no network from the bundled fixture:
 
     attest replay --name example --fixtures-dir examples/fixtures -- python examples/agent.py
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
+from mcp.client.client import Client
 from openai import OpenAI
 
 MODEL = "gpt-4o-mini"
@@ -33,11 +38,13 @@ TOOLS = [
         },
     }
 ]
-ORDERS = {"O-1042": {"order_id": "O-1042", "amount": 42.0, "refunds": [42.0, 42.0]}}
 
 
-def lookup_order(order_id: str) -> dict:
-    return ORDERS.get(order_id, {"order_id": order_id, "error": "no such order"})
+async def call_tool(name: str, arguments: dict) -> str:
+    """One call on the orders MCP server; `attest replay` points ORDERS_MCP_URL at its fixture."""
+    async with Client(os.environ["ORDERS_MCP_URL"]) as orders:
+        result = await orders.call_tool(name, arguments)
+    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def run(question: str) -> str:
@@ -47,8 +54,8 @@ def run(question: str) -> str:
     reply = first.choices[0].message
     messages.append(reply.model_dump(exclude_none=True, exclude={"annotations", "audio", "refusal"}))
     for call in reply.tool_calls or []:
-        result = lookup_order(**json.loads(call.function.arguments))
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+        result = asyncio.run(call_tool(call.function.name, json.loads(call.function.arguments)))
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     stream = client.chat.completions.create(
         model=MODEL, messages=messages, tools=TOOLS, temperature=0, stream=True
     )

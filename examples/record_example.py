@@ -1,10 +1,13 @@
 """Record examples/fixtures/example.attest.json with `attest capture`, offline.
 
 The bundled fixture was made this way: `attest capture` runs examples/agent.py against a scripted
-OpenAI-compatible upstream on loopback (ATTEST_OPENAI_UPSTREAM) that answers as the real API does, so
-the example needs no key to record or to replay. To record against the real API instead:
+OpenAI-compatible upstream on loopback (ATTEST_OPENAI_UPSTREAM) that answers as the real API does, and
+against the real orders MCP server (examples/orders_server.py) on loopback, declared with
+`--tool ORDERS_MCP_URL=...`, so the example needs no key to record or to replay. To record against the
+real API instead, with the orders server running:
 
-    OPENAI_API_KEY=... attest capture --name example --fixtures-dir examples/fixtures -- python examples/agent.py
+    OPENAI_API_KEY=... attest capture --name example --fixtures-dir examples/fixtures \
+        --tool ORDERS_MCP_URL=http://127.0.0.1:PORT/mcp -- python examples/agent.py
 """
 
 from __future__ import annotations
@@ -71,25 +74,42 @@ def stream() -> list[bytes]:
     return [*events, chunk({}, "stop"), b"data: [DONE]\n\n"]
 
 
+def orders_server() -> tuple[subprocess.Popen[str], str]:
+    """examples/orders_server.py in its own process, and its MCP URL."""
+    proc = subprocess.Popen([sys.executable, str(HERE / "orders_server.py")], stdout=subprocess.PIPE, text=True)
+    port = proc.stdout.readline().strip() if proc.stdout else ""
+    if not port.isdigit():
+        proc.kill()
+        raise SystemExit("the orders server did not start")
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
 def main() -> int:
     replies = [
         Reply(body=json.dumps(TOOL_CALL).encode(), headers={"content-type": "application/json"}),
         Reply(events=stream(), headers={"content-type": "text/event-stream; charset=utf-8"}),
     ]
-    with FakeUpstream(replies) as upstream:
-        env = {**os.environ, "ATTEST_OPENAI_UPSTREAM": upstream.url, "OPENAI_API_KEY": "example-recording"}
-        argv = [
-            "attest",
-            "capture",
-            "--name",
-            "example",
-            "--fixtures-dir",
-            "examples/fixtures",
-            "--",
-            "python",
-            "examples/agent.py",
-        ]
-        return subprocess.run(argv, env=env, cwd=HERE.parent, check=False).returncode
+    server, orders_url = orders_server()
+    try:
+        with FakeUpstream(replies) as upstream:
+            env = {**os.environ, "ATTEST_OPENAI_UPSTREAM": upstream.url, "OPENAI_API_KEY": "example-recording"}
+            argv = [
+                "attest",
+                "capture",
+                "--name",
+                "example",
+                "--fixtures-dir",
+                "examples/fixtures",
+                "--tool",
+                f"ORDERS_MCP_URL={orders_url}",
+                "--",
+                "python",
+                "examples/agent.py",
+            ]
+            return subprocess.run(argv, env=env, cwd=HERE.parent, check=False).returncode
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

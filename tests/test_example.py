@@ -28,7 +28,7 @@ def test_the_example_replays_offline_with_no_key():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         "Yes: order O-1042 was refunded twice, $42.00 each time.",
-        "attest replay: 2 replayed · 0 live model calls · $0.00",
+        "attest replay: 2 replayed · 0 live model calls · $0.00 · 3 tool calls replayed · 0 live tool calls",
     ]
 
 

@@ -19,19 +19,33 @@ from tool_helpers import ANSWER, FORECAST, OrdersApi, agent, load, model_replies
 from upstream import FakeUpstream
 
 FORECAST_LINE = "tool get_forecast: Oslo: sunny for 2 day(s), 21 degrees celsius"
-REPLAYED = "attest replay: 2 replayed · 0 live model calls · $0.00 · 3 tool calls replayed · 0 live tool calls"
+REPLAYED = (
+    "attest replay: 2 replayed · 0 live model calls · $0.00 · 3 tool calls replayed · 0 live tool calls"
+)
 
 
 def capture(tmp_path: Path, name: str, tools: list[str], argv: list[str], upstream: FakeUpstream, **env: str):
     args = ["capture", "--name", name, "--fixtures-dir", str(tmp_path / "fixtures")]
     for tool in tools:
         args += ["--tool", tool]
-    environment = clean_env(ATTEST_OPENAI_UPSTREAM=upstream.url, OPENAI_API_KEY=KEY, PYTHONIOENCODING="utf-8", **env)
+    environment = clean_env(
+        ATTEST_OPENAI_UPSTREAM=upstream.url, OPENAI_API_KEY=KEY, PYTHONIOENCODING="utf-8", **env
+    )
     return run_attest(*args, "--", *argv, env=environment, cwd=tmp_path)
 
 
 def replay(tmp_path: Path, name: str, argv: list[str], mode: str = "strict", **env: str):
-    args = ["replay", "--name", name, "--fixtures-dir", str(tmp_path / "fixtures"), "--mode", mode, "--", *argv]
+    args = [
+        "replay",
+        "--name",
+        name,
+        "--fixtures-dir",
+        str(tmp_path / "fixtures"),
+        "--mode",
+        mode,
+        "--",
+        *argv,
+    ]
     return run_attest(*args, env=clean_env(PYTHONIOENCODING="utf-8", **env), cwd=tmp_path)
 
 
@@ -171,7 +185,9 @@ def test_plain_http_tools_are_captured_without_their_token_and_replayed(tmp_path
     assert token not in text
     doc = json.loads(text)
     rest = [t for t in doc["channels"]["tool"] if t["server"] == "orders"]
-    assert [(t["method"], t["path"], t["query"]) for t in rest] == [("GET", "/orders/O-1042", "expand=refunds")]
+    assert [(t["method"], t["path"], t["query"]) for t in rest] == [
+        ("GET", "/orders/O-1042", "expand=refunds")
+    ]
 
     done = replay(tmp_path, "orders", agent("--orders"), ORDERS_TOKEN=token)
     assert done.returncode == 0, done.stderr
@@ -184,7 +200,11 @@ def test_plain_http_tools_are_captured_without_their_token_and_replayed(tmp_path
 def test_a_credential_in_a_tool_answer_refuses_the_fixture(tmp_path):
     token = "orders-token-" + "q" * 24
     replies = model_replies(("lookup_order", {"order_id": "O-1042"}))
-    with OrdersApi(echo_token=True) as orders, weather_http(clean_env()) as url, FakeUpstream(replies) as upstream:
+    with (
+        OrdersApi(echo_token=True) as orders,
+        weather_http(clean_env()) as url,
+        FakeUpstream(replies) as upstream,
+    ):
         tools = [f"WEATHER_MCP_URL={url}", f"ORDERS_API_URL={orders.url}"]
         done = capture(tmp_path, "orders", tools, agent("--orders"), upstream, ORDERS_TOKEN=token)
     assert done.returncode == 3
@@ -235,3 +255,45 @@ def test_the_credential_scan_covers_the_tool_channel(tmp_path):
     with pytest.raises(fx.CredentialFound, match="credential found at /channels/tool/0/response/body/text"):
         fx.write_fixture(tmp_path / "t.attest.json", doc, Secrets.of([token]))
     assert not (tmp_path / "t.attest.json").exists()
+
+
+def test_the_pytest_helper_replays_both_channels_and_a_caught_tool_miss_still_fails(
+    tmp_path, pytester, monkeypatch
+):
+    path = captured_weather(tmp_path)
+    target = pytester.path / "tests" / "attest" / "fixtures"
+    target.mkdir(parents=True)
+    (target / path.name).write_bytes(path.read_bytes())
+    pytester.makepyfile(
+        test_weather=f"""
+import os, subprocess
+
+AGENT = {agent()!r}
+
+def test_replayed(attest_replay):
+    with attest_replay("weather"):
+        assert os.environ["WEATHER_MCP_URL"].endswith("/tool/weather")
+        done = subprocess.run(AGENT, capture_output=True, text=True)
+    assert "WEATHER_MCP_URL" not in os.environ
+    assert done.stdout.splitlines() == [{FORECAST_LINE!r}, {ANSWER!r}]
+
+def test_changed_argument(attest_replay):
+    with attest_replay("weather"):
+        subprocess.run(AGENT + ["--units", "fahrenheit"], capture_output=True)  # the failure is caught
+"""
+    )
+    for var in ("CI", "ATTEST_REPLAY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "WEATHER_MCP_URL"):
+        monkeypatch.delenv(var, raising=False)
+    args = ["--attest-replay=strict", "--attest-report=report.json", "-q", str(pytester.path)]
+    result = pytester.run(sys.executable, "-m", "pytest", *args, timeout=300)
+    report = json.loads((pytester.path / "report.json").read_text())
+    rows = {row["id"].split("::")[1]: row for row in report["tests"]}
+    assert rows["test_replayed"]["outcome"] == "passed", result.stdout.str()
+    assert rows["test_replayed"]["replay"]["tool_replayed"] == 3
+    assert rows["test_changed_argument"]["outcome"] == "failed"
+    miss = rows["test_changed_argument"]["replay"]["miss"]
+    assert miss["component"] == "tool"
+    assert miss["message"].startswith(
+        "replay miss: tool call unrecorded: weather.get_forecast (arguments hash "
+    )
+    assert report["summary"]["replay"]["tool_replayed"] >= 3

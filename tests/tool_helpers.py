@@ -74,9 +74,7 @@ def model_replies(*extra: tuple[str, dict]) -> list[Reply]:
 @contextmanager
 def weather_http(env: dict[str, str]) -> Iterator[str]:
     """The MCP server on streamable HTTP, as its own process; yields its URL and stops it after."""
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True, env=env
-    )
+    proc = subprocess.Popen([sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         port = proc.stdout.readline().strip()

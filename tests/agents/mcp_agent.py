@@ -1,6 +1,6 @@
 """An agent that loops the official openai SDK with tools from MCP servers (the official mcp SDK).
 
-    python mcp_agent.py [--mcp-mode auto|legacy] [--stdio] [--orders] [--units U]
+    python mcp_agent.py [--mcp-mode auto|legacy] [--stdio] [--orders] [--units U] [--question Q]
 
 Its weather tools come from the MCP server at $WEATHER_MCP_URL (streamable HTTP) or, with --stdio,
 from the stdio server that `attest tool stdio weather -- ...` runs. With --orders it also has a
@@ -30,7 +30,11 @@ LOOKUP_ORDER = {
     "function": {
         "name": "lookup_order",
         "description": "Look up an order.",
-        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string"}},
+            "required": ["order_id"],
+        },
     },
 }
 
@@ -38,7 +42,17 @@ LOOKUP_ORDER = {
 def weather_server(args: argparse.Namespace) -> Any:
     if not args.stdio:
         return os.environ["WEATHER_MCP_URL"]
-    wrapper = ["-m", "attest_toolkit.cli", "tool", "stdio", "weather", "--", sys.executable, str(SERVER), "stdio"]
+    wrapper = [
+        "-m",
+        "attest_toolkit.cli",
+        "tool",
+        "stdio",
+        "weather",
+        "--",
+        sys.executable,
+        str(SERVER),
+        "stdio",
+    ]
     return StdioServerParameters(command=sys.executable, args=wrapper, env=dict(os.environ))
 
 
@@ -68,19 +82,25 @@ async def run(args: argparse.Namespace) -> str:
         tools = [
             {
                 "type": "function",
-                "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+                "function": {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "parameters": t.input_schema,
+                },
             }
             for t in listed.tools
         ]
         if args.orders:
             tools.append(LOOKUP_ORDER)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Oslo?"}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": args.question}]
         for _ in range(5):
-            reply = (await model.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools))
+            reply = await model.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
             message = reply.choices[0].message
             if not message.tool_calls:
                 return message.content or ""
-            messages.append(message.model_dump(exclude_none=True, exclude={"annotations", "audio", "refusal"}))
+            messages.append(
+                message.model_dump(exclude_none=True, exclude={"annotations", "audio", "refusal"})
+            )
             for call in message.tool_calls:
                 output = await call_tool(mcp, call.function.name, json.loads(call.function.arguments), args)
                 print(f"tool {call.function.name}: {output}", flush=True)
@@ -94,6 +114,7 @@ def main() -> None:
     parser.add_argument("--stdio", action="store_true")
     parser.add_argument("--orders", action="store_true")
     parser.add_argument("--units", default=None)
+    parser.add_argument("--question", default="What is the weather in Oslo?")
     print(asyncio.run(run(parser.parse_args())), flush=True)
 
 

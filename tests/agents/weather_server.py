@@ -15,7 +15,7 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer("weather")
+server = MCPServer("weather", log_level="WARNING")
 
 
 @server.tool()

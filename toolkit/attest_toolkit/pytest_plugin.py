@@ -20,7 +20,7 @@ import pytest
 
 from . import report as reports
 from .engine.client import EngineProcess
-from .engine.session import MODES, default_mode
+from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
 from .report import TOOL_COUNTS
@@ -62,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("block", "off"),
         default=None,
         help="block: connections to known provider hosts fail (EgressBlockedError). Also ATTEST_EGRESS=block.",
+    )
+    group.addoption(
+        "--attest-match",
+        choices=MATCHES,
+        default=None,
+        help="strict (default) or lenient: model calls by position, a changed request served and reported "
+        "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
     )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
 
@@ -108,7 +115,7 @@ class ReplayHandle:
                 "in a process (it sets process-wide environment variables)"
             )
         engine = self.plugin.engine(self.engine_path)
-        self.sid, env = engine.open_session([self.path], self.mode, self.plugin.no_live)
+        self.sid, env = engine.open_session([self.path], self.mode, self.plugin.no_live, self.plugin.match)
         self._saved = {k: os.environ.get(k) for k in {*ENV_VARS, *env}}  # tool servers' variables too
         os.environ.update(env)
         self.plugin.active = self
@@ -148,6 +155,9 @@ class AttestPlugin:
         self.guard = egress.strip().lower() == "block"
         self.no_live = self.guard  # with the guard on, the proxy never goes live either
         self.report_path = config.getoption("attest_report")
+        self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
+        if self.match not in MATCHES:
+            raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
         self.engines: dict[str | None, EngineProcess] = {}
         self.active: ReplayHandle | None = None
         self.rows: dict[str, dict[str, Any]] = {}
@@ -242,9 +252,12 @@ class AttestPlugin:
             "unpriced": sum(r["unpriced"] for r in replays),
             "misses": len(misses),
         }
-        for key in TOOL_COUNTS:  # only a test with a tool channel carries them
+        for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
             if any(r.get(key) for r in replays):
                 facts[key] = sum(r.get(key, 0) for r in replays)
+        drifts = [d for r in replays for d in r.get("drift_list", [])]
+        if drifts:
+            facts["drift_message"] = drifts[0]["message"]
         if misses:
             first = misses[0]
             facts["miss"] = {

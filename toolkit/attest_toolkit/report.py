@@ -27,7 +27,9 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_e
 FAILED_OUTCOMES = frozenset({"failed", "error"})
 # From the strongest network isolation to the weakest; a merged run is only as isolated as its weakest shard.
 EGRESS_MODES = ("none", "guard", "off")
-TOOL_COUNTS = ("tool_replayed", "tool_live")  # tool-channel requests served from fixtures, and live
+# Counts only some runs have: tool-channel requests served from fixtures and live, and model requests
+# served despite a change under lenient matching (drift). Absent when zero, so older reports read the same.
+TOOL_COUNTS = ("tool_replayed", "tool_live", "drift")
 REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced")
 
 Report = dict[str, Any]

@@ -324,6 +324,17 @@ def _fence(text: str) -> tuple[str, str]:
     return fence + "text", fence
 
 
+def _drift_words(report: Report) -> list[str]:
+    """A warning when lenient matching served changed model requests (model_request_drift)."""
+    count = report["summary"]["replay"].get("drift", 0)
+    if not count:
+        return []
+    replays = [t.get("replay") or {} for t in report["tests"]]
+    first = next((r["drift_message"] for r in replays if r.get("drift_message")), "")
+    line = f"{count} model request(s) changed and were served from the recording (model_request_drift)"
+    return [f"{line}; first: {first}" if first else line]
+
+
 def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
     report = view.report
     head = [
@@ -331,6 +342,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
         "",
         f"- Tests: {_outcome_counts(report)}",
         f"- Egress: {_egress_words(report)}",
+        *(f"- Drift: {line}" for line in _drift_words(report)),
     ]
     if view.verdict:
         v = view.verdict
@@ -454,6 +466,7 @@ def _text(view: _View, links: None) -> tuple[list[str], list[_Section]]:
         report_summary_line(report),
         f"tests: {_outcome_counts(report)}",
         f"egress: {_egress_words(report)}",
+        *(f"drift: {line}" for line in _drift_words(report)),
     ]
     if view.verdict:
         head.append(

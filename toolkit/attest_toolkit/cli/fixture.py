@@ -7,15 +7,22 @@ from pathlib import Path
 
 import typer
 
+from .. import ctxmesh, fixture_verify, importer
 from .. import fixture as fx
-from .. import fixture_verify, importer
 from ..errors import AttestError
 from ..fixture_view import describe
 from ..progress import ProgressLine
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3
 
-CASSETTES = typer.Argument(..., help="vcrpy / pytest-recording cassettes (YAML or JSON), imported in order.")
+CASSETTES = typer.Argument(
+    ...,
+    help="vcrpy / pytest-recording cassettes (YAML or JSON), imported in order; or one ctxmesh fixture "
+    "file or directory of its blobs.",
+)
+MCP_ENV = typer.Option(
+    "MCP_URL", "--mcp-env", help="ctxmesh: the variable the agent reads its MCP endpoint from."
+)
 NAME = typer.Option(..., "--name", "-n", help="The fixture's name: <fixtures-dir>/<name>.attest.json.")
 FIXTURES_DIR = typer.Option(
     None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
@@ -30,9 +37,19 @@ def import_(
     name: str = NAME,
     fixtures_dir: Path | None = FIXTURES_DIR,
     force: bool = FORCE,
+    mcp_env: str = MCP_ENV,
 ) -> int:
-    """Import vcrpy cassettes into one fixture (ids templated, credentials redacted)."""
+    """Import vcrpy cassettes, or a ctxmesh fixture, into one fixture (ids templated, credentials
+    redacted; a ctxmesh credential refuses the import)."""
     line = ProgressLine()
+    if len(cassettes) == 1 and ctxmesh.is_ctxmesh(cassettes[0]):
+        path, model, tools = ctxmesh.import_ctxmesh(
+            cassettes[0], name, fixtures_dir, mcp_env=mcp_env, force=force
+        )
+        line.finish(
+            f"attest fixture import: {model} model call(s), {tools} tool message(s) from ctxmesh → {path}"
+        )
+        return EXIT_OK
 
     def progress(done: int, total: int) -> None:
         line.update(f"attest fixture import: {done}/{total} interactions")

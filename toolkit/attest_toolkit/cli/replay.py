@@ -49,6 +49,13 @@ NO_LIVE = typer.Option(False, "--no-live", help="Never forward a miss to a provi
 FIXTURES_DIR = typer.Option(
     None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
 )
+MATCH = typer.Option(
+    "strict",
+    "--match",
+    help="strict: requests match recordings by content; lenient (ctxmesh's semantics): model calls are "
+    "served by position and a changed request is served and reported as drift. Tool calls and more "
+    "calls than recorded miss either way.",
+)
 COMMAND = typer.Argument(None, help="The command to run, after `--`.", show_default=False)
 NETWORK = typer.Option(
     "off",
@@ -58,18 +65,23 @@ NETWORK = typer.Option(
 )
 
 
-def inner_argv(command: list[str], fixtures: list[Path], mode: str, no_live: bool) -> list[str]:
+def inner_argv(
+    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict"
+) -> list[str]:
     """This replay again, for running inside the sandbox with the network already off."""
     argv = [sys.executable, "-m", "attest_toolkit.cli", "replay", "--mode", mode, "--network", "off"]
+    argv += ["--match", match] if match != "strict" else []
     for path in fixtures:
         argv += ["--fixture", str(path)]
     return argv + (["--no-live"] if no_live else []) + ["--", *command]
 
 
-def replay_isolated(command: list[str], fixtures: list[Path], mode: str, no_live: bool) -> int:
+def replay_isolated(
+    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict"
+) -> int:
     from ..sandbox import run_isolated
 
-    result = run_isolated(inner_argv(command, fixtures, mode, no_live), network="none")
+    result = run_isolated(inner_argv(command, fixtures, mode, no_live, match), network="none")
     egress = result.egress
     verified = "verified" if egress["isolation_verified"] else "NOT verified"
     print(f"attest replay: network none ({egress.get('strategy')}), isolation {verified}", file=sys.stderr)
@@ -84,19 +96,22 @@ def replay(
     no_live: bool = NO_LIVE,
     fixtures_dir: Path | None = FIXTURES_DIR,
     network: str = NETWORK,
+    match: str = MATCH,
 ) -> int:
     """Run CMD against recorded model traffic. Exit 0 pass, 1 the command failed, 2 replay diverged, 3 could not run."""
     fixtures, chosen = resolve_fixtures(name, fixture, fixtures_dir), resolve_mode(mode)
+    if match not in engine.MATCHES:
+        raise UsageError(f"--match must be strict or lenient, not {match!r}")
     if network not in ("none", "guard", "off"):
         raise UsageError(f"--network must be none, guard or off, not {network!r}")
     if not command:
         raise UsageError("no command given; put it after `--`")
     if network == "none":
-        return replay_isolated(command, [p.resolve() for p in fixtures], chosen, no_live)
+        return replay_isolated(command, [p.resolve() for p in fixtures], chosen, no_live, match)
     env = dict(os.environ)
     if network == "guard":
         env["ATTEST_EGRESS"], no_live = "block", True
-    run = engine.run_command(command, fixtures, chosen, no_live, env)
+    run = engine.run_command(command, fixtures, chosen, no_live, env, match)
     print_outcome(run.summary)
     return exit_code(run)
 

@@ -16,6 +16,7 @@ _EXPORTS = {
     "serve": "runner",
     "serve_control": "runner",
     "MODES": "session",
+    "MATCHES": "session",
     "Mode": "session",
     "default_mode": "session",
 }

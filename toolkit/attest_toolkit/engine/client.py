@@ -65,11 +65,10 @@ class EngineProcess:
         return reply
 
     def open_session(
-        self, fixtures: list[str | Path], mode: str, no_live: bool
+        self, fixtures: list[str | Path], mode: str, no_live: bool, match: str = "strict"
     ) -> tuple[str, dict[str, str]]:
-        reply = self._call(
-            {"open": {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}}
-        )
+        spec = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
+        reply = self._call({"open": {**spec, "match": match} if match != "strict" else spec})
         return reply["id"], reply["env"]
 
     def close_session(self, sid: str) -> dict[str, Any]:

@@ -34,13 +34,14 @@ def run_command(
     mode: Mode,
     no_live: bool,
     env: Mapping[str, str] | None = None,
+    match: str = "strict",
 ) -> ReplayRun:
     """Run `argv` with the provider base URLs pointed at a replay session; return its exit and summary."""
     if not argv:
         raise UsageError("no command given; put it after `--`")
     base_env = dict(os.environ if env is None else env)
     with Engine(base_env) as engine:
-        sid, session_env = engine.open_session(list(fixtures), mode, no_live)
+        sid, session_env = engine.open_session(list(fixtures), mode, no_live, match)
         try:
             proc = subprocess.run(list(argv), env={**base_env, **session_env}, check=False)
             returncode: int | None = proc.returncode
@@ -55,6 +56,8 @@ def print_outcome(summary: Mapping[str, Any]) -> None:
     """Each miss on standard error, then the summary line on standard output."""
     from ..summary import price_note, replay_line
 
+    for drift in summary.get("drift_list", []):
+        sys.stderr.write(drift["message"] + "\n")
     for miss in summary["miss_list"]:
         sys.stderr.write(miss["message"] + "\n")
     if summary["live"]:
@@ -105,7 +108,10 @@ def control(engine: Engine, line: str) -> dict[str, Any]:
         if "open" in request:
             spec = request["open"]
             sid, env = engine.open_session(
-                spec["fixtures"], spec.get("mode", "strict"), bool(spec.get("no_live"))
+                spec["fixtures"],
+                spec.get("mode", "strict"),
+                bool(spec.get("no_live")),
+                spec.get("match", "strict"),
             )
             return {"id": sid, "env": env}
         return {"summary": engine.close_session(request["close"])}

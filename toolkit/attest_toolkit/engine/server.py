@@ -25,7 +25,7 @@ from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
 from .live import KEY_VARS, LiveForwarder
-from .session import MODES, Mode, Session
+from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
 
 # The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
@@ -84,13 +84,17 @@ class ReplayApp:
 
     # --- sessions ----------------------------------------------------------------------------------
 
-    def open(self, fixtures: list[str | Path], mode: Mode, no_live: bool) -> tuple[str, dict[str, str]]:
+    def open(
+        self, fixtures: list[str | Path], mode: Mode, no_live: bool, match: str = "strict"
+    ) -> tuple[str, dict[str, str]]:
         if mode not in MODES:
             raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
+        if match not in MATCHES:
+            raise AttestError(f"unknown matching {match!r} (strict or lenient)")
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
         sid = pysecrets.token_hex(8)
-        self.sessions[sid] = Session(loaded, mode, no_live)
+        self.sessions[sid] = Session(loaded, mode, no_live, match)
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
@@ -179,9 +183,9 @@ class Engine:
         return self.base_url
 
     def open_session(
-        self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False
+        self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False, match: str = "strict"
     ) -> tuple[str, dict[str, str]]:
-        return self.server.call(self.app.open, fixtures, mode, no_live)
+        return self.server.call(self.app.open, fixtures, mode, no_live, match)
 
     def close_session(self, sid: str) -> dict[str, Any]:
         return self.server.call(self.app.close, sid)

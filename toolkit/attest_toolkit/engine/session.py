@@ -17,6 +17,9 @@ from .store import LoadedFixture, Recording, index_recordings
 
 Mode = Literal["strict", "auto", "off"]
 MODES: tuple[str, ...] = ("strict", "auto", "off")
+# strict: by request key (the default). lenient: ctxmesh's semantics, model calls by position, a
+# changed request served anyway and reported as drift; more calls than recorded still miss.
+MATCHES: tuple[str, ...] = ("strict", "lenient")
 
 
 def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
@@ -34,13 +37,22 @@ class Counters:
     tool_replayed: int = 0
     tool_live: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
+    drifts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Session:
-    def __init__(self, fixtures: list[LoadedFixture], mode: Mode = "strict", no_live: bool = False) -> None:
+    def __init__(
+        self,
+        fixtures: list[LoadedFixture],
+        mode: Mode = "strict",
+        no_live: bool = False,
+        match: str = "strict",
+    ) -> None:
         self.fixtures = fixtures
         self.mode: Mode = mode
         self.no_live = no_live
+        self.match = match
+        self._position = 0  # lenient matching: the next recording, whatever is asked
         if len(fixtures) == 1:
             self.recordings: tuple[Recording, ...] = fixtures[0].recordings
             self.by_key = fixtures[0].by_key
@@ -58,6 +70,8 @@ class Session:
         return self.fixtures[0].name if self.fixtures else "unnamed"
 
     def lookup(self, key: str, hashes: dict[str, str], model: str | None, endpoint: str) -> Recording | Miss:
+        if self.match == "lenient":
+            return self._by_position(key, hashes, model)
         positions = self.by_key.get(key)
         if positions:
             taken = self._taken.get(key, 0)
@@ -67,6 +81,26 @@ class Session:
                 return self.recordings[positions[taken]]
             return diagnose.duplicate(self.name)
         return self._diagnose(hashes, model, endpoint)
+
+    def _by_position(self, key: str, hashes: dict[str, str], model: str | None) -> Recording | Miss:
+        """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift."""
+        position = self._position
+        self._position += 1
+        if position >= len(self.recordings):
+            return diagnose.overflow(len(self.recordings), self.name)
+        rec = self.recordings[position]
+        self._used[position] = 1
+        if rec.key != key:
+            drift = diagnose.drift(position + 1, rec.hashes, hashes, rec.model, model, rec.fixture)
+            self.counters.drifts.append(
+                {
+                    "kind": "model_request_drift",
+                    "at": position,
+                    "message": drift.message,
+                    "component": drift.component,
+                }
+            )
+        return rec
 
     def _next_unused(self, endpoint: str) -> Recording | None:
         first = None
@@ -121,6 +155,8 @@ class Session:
             "not_evaluated": sum(1 for m in c.misses if m["not_evaluated"]),
             "miss_list": list(c.misses),
             "otlp_requests": c.otlp_requests,
+            "drift": len(c.drifts),
+            "drift_list": list(c.drifts),
             "tool_recorded": len(self.tools.recordings),
             "tool_unused": self.tools.unused,
             "tool_replayed": c.tool_replayed,
