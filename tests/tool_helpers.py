@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aiohttp import web
 from attest_toolkit.engine.background import BackgroundServer
-from conftest import AGENTS
+from conftest import AGENTS, chat_response
 from upstream import Reply
 
 AGENT = AGENTS / "mcp_agent.py"
@@ -27,44 +27,20 @@ def agent(*args: str) -> list[str]:
 
 def tool_call_reply(calls: list[tuple[str, dict]]) -> Reply:
     """A chat completion in which the model asks for `calls` (name, arguments)."""
-    body = {
-        "id": "chatcmpl-Tool7kQ2mZt9LpV3wR1yNcF4sH",
-        "object": "chat.completion",
-        "created": 1764569740,
-        "model": "gpt-4o-mini-2024-07-18",
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": f"call_Xb3kQ9mZt2LpV7wR1yNcF4s{i}",
-                            "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(arguments)},
-                        }
-                        for i, (name, arguments) in enumerate(calls)
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ],
-        "usage": {"prompt_tokens": 60, "completion_tokens": 18, "total_tokens": 78},
-    }
+    tool_calls = [
+        {
+            "id": f"call_Xb3kQ9mZt2LpV7wR1yNcF4s{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        for i, (name, arguments) in enumerate(calls)
+    ]
+    body = chat_response(ident="chatcmpl-Tool7kQ2mZt9LpV3wR1yNcF4sH", tool_calls=tool_calls)
     return Reply(body=json.dumps(body).encode())
 
 
 def answer_reply(text: str = ANSWER) -> Reply:
-    body = {
-        "id": "chatcmpl-Ans7kQ2mZt9LpV3wR1yNcF4sH",
-        "object": "chat.completion",
-        "created": 1764569741,
-        "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100},
-    }
-    return Reply(body=json.dumps(body).encode())
+    return Reply(body=json.dumps(chat_response(text, ident="chatcmpl-Ans7kQ2mZt9LpV3wR1yNcF4sH")).encode())
 
 
 def model_replies(*extra: tuple[str, dict]) -> list[Reply]:

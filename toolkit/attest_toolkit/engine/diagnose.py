@@ -84,20 +84,14 @@ def first_difference(
     return Miss(_line("request changed", fixture), "endpoint", fixture)
 
 
-def drift(
-    call: int,
-    recorded: dict[str, str],
-    live: dict[str, str],
-    recorded_model: str | None,
-    live_model: str | None,
-    fixture: str,
-) -> Miss:
+def drift(call: int, difference: Miss) -> Miss:
     """A changed request served anyway (lenient matching): `replay drift: model call 2: messages
     changed (hash a1b2c3d→e4f5a6b); served the recording`. A warning, never a miss."""
-    difference = first_difference(recorded, live, recorded_model, live_model, fixture)
     what = difference.message.removeprefix("replay miss: ").split("; re-record with", 1)[0]
     return Miss(
-        f"replay drift: model call {call}: {what}; served the recording", difference.component, fixture
+        f"replay drift: model call {call}: {what}; served the recording",
+        difference.component,
+        difference.fixture,
     )
 
 

@@ -91,7 +91,8 @@ class Session:
         rec = self.recordings[position]
         self._used[position] = 1
         if rec.key != key:
-            drift = diagnose.drift(position + 1, rec.hashes, hashes, rec.model, model, rec.fixture)
+            difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+            drift = diagnose.drift(position + 1, difference)
             self.counters.drifts.append(
                 {
                     "kind": "model_request_drift",
