@@ -102,3 +102,13 @@ def test_the_report_totals_tool_calls_and_the_policy_caps_live_ones():
     rule = next(r for r in verdict.rules if r.rule == "max_live_tool_calls")
     assert (verdict.verdict, rule.ok, rule.tests) == ("blocked", False, ["tests/test_a.py::test_tools"])
     assert evaluate(report, parse_policy({"max_live_tool_calls": 1})).verdict == "pass"
+
+
+def test_fixture_show_lists_the_tool_channel():
+    from attest_toolkit import fixture as fx
+    from attest_toolkit.fixture_view import describe
+    from conftest import REPO
+
+    path = REPO / "examples" / "fixtures" / "example.attest.json"
+    text = describe(fx.read_fixture(path), path)
+    assert "  2. orders (ORDERS_MCP_URL)  tools/call lookup_order  → 200 json" in text.splitlines()

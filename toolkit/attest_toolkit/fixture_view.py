@@ -166,6 +166,23 @@ def interaction_line(number: int, item: fx.Interaction) -> str:
     return f"{head}\n{tail}"
 
 
+def tool_line(number: int, item: fx.Interaction, servers: dict) -> str:
+    """`1. weather (WEATHER_MCP_URL)  tools/call get_forecast → 200 json`."""
+    decl = servers.get(item["server"]) or {}
+    via = (
+        f" ({decl['env']})" if decl.get("env") else f" ({decl['transport']})" if decl.get("transport") else ""
+    )
+    rpc = item.get("rpc")
+    call = (
+        f"{rpc['method']} {rpc.get('name', '')}".rstrip()
+        if rpc
+        else f"{item.get('method')} {item.get('path')}"
+    )
+    response = item["response"]
+    reply = f"{response['status']} {body_kind(response['body'])}"
+    return f"{number:>3}. {escape(item['server'])}{via}  {escape(call)}  → {reply}"
+
+
 def describe(doc: fx.Fixture, path: str | Path) -> str:
     """The text `attest fixture show` prints."""
     source = doc.get("source", {})
@@ -182,4 +199,6 @@ def describe(doc: fx.Fixture, path: str | Path) -> str:
         lines.append(f"{channel}: {len(items)} interaction(s)")
         if channel == "model":
             lines.extend(interaction_line(n, item) for n, item in enumerate(items, start=1))
+        elif channel == "tool":
+            lines.extend(tool_line(n, item, doc.get("tools", {})) for n, item in enumerate(items, start=1))
     return "\n".join(lines)
