@@ -297,3 +297,14 @@ def test_changed_argument(attest_replay):
         "replay miss: tool call unrecorded: weather.get_forecast (arguments hash "
     )
     assert report["summary"]["replay"]["tool_replayed"] >= 3
+
+
+def test_refresh_re_records_the_tool_servers_it_recorded(tmp_path):
+    path = captured_weather(tmp_path)
+    with weather_http(clean_env()) as url, FakeUpstream(model_replies()) as upstream:
+        env = clean_env(ATTEST_OPENAI_UPSTREAM=upstream.url, OPENAI_API_KEY=KEY, WEATHER_MCP_URL=url)
+        args = ["capture", "--refresh", "weather", "--yes", "--fixtures-dir", str(tmp_path / "fixtures")]
+        done = run_attest(*args, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "attest capture: flags: --tool WEATHER_MCP_URL" in done.stderr
+    assert load(path)["tools"]["weather"]["upstream"] == url
