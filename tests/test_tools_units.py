@@ -112,3 +112,17 @@ def test_fixture_show_lists_the_tool_channel():
     path = REPO / "examples" / "fixtures" / "example.attest.json"
     text = describe(fx.read_fixture(path), path)
     assert "  2. orders (ORDERS_MCP_URL)  tools/call lookup_order  → 200 json" in text.splitlines()
+
+
+def test_fixture_verify_finds_a_stale_tool_hash(tmp_path):
+    from attest_toolkit import fixture as fx
+    from attest_toolkit.errors import FixtureError
+    from attest_toolkit.fixture_verify import verify_fixture
+    from conftest import REPO
+
+    doc = fx.read_fixture(REPO / "examples" / "fixtures" / "example.attest.json")
+    assert verify_fixture(REPO / "examples" / "fixtures" / "example.attest.json").interactions == 2
+    doc["channels"]["tool"][1]["request"]["json"]["params"]["arguments"]["order_id"] = "O-9"
+    fx.write_fixture(tmp_path / "t.attest.json", doc)
+    with pytest.raises(FixtureError, match="tool interaction 2: stored hash does not match its request"):
+        verify_fixture(tmp_path / "t.attest.json")

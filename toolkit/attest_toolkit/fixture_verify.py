@@ -15,6 +15,7 @@ from . import fixture as fx
 from .errors import FixtureError
 from .normalize import COMPONENTS, request_key
 from .secrets import Secrets, environment_secrets
+from .tools.match import call_key
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,17 @@ def stale_hashes(doc: fx.Fixture, secrets: Secrets) -> str | None:
         changed = [c for c in COMPONENTS if key.hashes[c] != item["hashes"][c]]
         if changed:
             return f"interaction {number}: stored hashes do not match its request ({', '.join(changed)})"
+    for number, item in enumerate(fx.tool_interactions(doc), start=1):
+        call = call_key(
+            item["server"],
+            item.get("method", "POST"),
+            item.get("path", "/"),
+            item.get("query", ""),
+            item["request"],
+            secrets,
+        )
+        if call.hash != item["hash"]:
+            return f"tool interaction {number}: stored hash does not match its request"
     return None
 
 

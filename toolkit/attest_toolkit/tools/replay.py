@@ -8,7 +8,6 @@ caller a 400 with it, and the miss is counted once with `component: "tool"`.
 
 from __future__ import annotations
 
-import secrets as pysecrets
 from typing import TYPE_CHECKING
 
 import aiohttp
@@ -40,7 +39,6 @@ def session_env(prefix: str, session: Session) -> dict[str, str]:
 class ToolReplay:
     def __init__(self, app: ReplayApp) -> None:
         self.app = app
-        self.session_ids: dict[str, str] = {}  # (engine session) -> the MCP session id it hands out
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/r/{sid}/tool/{server}{tail:(/.*)?}", self.handle_http)
@@ -108,7 +106,7 @@ class ToolReplay:
     ) -> web.StreamResponse:
         headers = {k: v for k, v in rec.headers if k != SESSION_HEADER}
         if any(k == SESSION_HEADER and v == SESSION_MARK for k, v in rec.headers):
-            headers[SESSION_HEADER] = self.session_ids.setdefault(sid, "attest-" + pysecrets.token_hex(8))
+            headers[SESSION_HEADER] = "attest-" + sid  # the engine's own random session id: never reused
         caller_id = call.rpc.id if call.rpc else None
         if rec.events is None:
             body = readdress_json(rec.body, caller_id) if call.rpc and rec.body else rec.body
