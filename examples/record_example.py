@@ -76,7 +76,9 @@ def stream() -> list[bytes]:
 
 def orders_server() -> tuple[subprocess.Popen[str], str]:
     """examples/orders_server.py in its own process, and its MCP URL."""
-    proc = subprocess.Popen([sys.executable, str(HERE / "orders_server.py")], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "orders_server.py")], stdout=subprocess.PIPE, text=True
+    )
     port = proc.stdout.readline().strip() if proc.stdout else ""
     if not port.isdigit():
         proc.kill()
@@ -92,7 +94,11 @@ def main() -> int:
     server, orders_url = orders_server()
     try:
         with FakeUpstream(replies) as upstream:
-            env = {**os.environ, "ATTEST_OPENAI_UPSTREAM": upstream.url, "OPENAI_API_KEY": "example-recording"}
+            env = {
+                **os.environ,
+                "ATTEST_OPENAI_UPSTREAM": upstream.url,
+                "OPENAI_API_KEY": "example-recording",
+            }
             argv = [
                 "attest",
                 "capture",
