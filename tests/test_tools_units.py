@@ -126,3 +126,58 @@ def test_fixture_verify_finds_a_stale_tool_hash(tmp_path):
     fx.write_fixture(tmp_path / "t.attest.json", doc)
     with pytest.raises(FixtureError, match="tool interaction 2: stored hash does not match its request"):
         verify_fixture(tmp_path / "t.attest.json")
+
+
+def test_an_http_tool_answer_and_mcp_resources_are_served_from_a_fixture(tmp_path):
+    import requests
+    from attest_toolkit import fixture as fx
+    from attest_toolkit.engine import Engine
+
+    events = ["event: progress\ndata: 1\n\n", 'event: done\ndata: {"rows": 2}\n\n']
+    read = {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "file:///orders.csv"}}
+    items = [
+        {
+            "server": "orders",
+            "method": "GET",
+            "path": "/export",
+            "query": "format=csv",
+            "request": {},
+            "hash": call_key("orders", "GET", "/export", "format=csv", {}, NO_SECRETS).hash,
+            "response": {
+                "status": 200,
+                "headers": {"content-type": "text/event-stream"},
+                "body": {"sse": events},
+            },
+        },
+        {
+            "server": "orders",
+            "method": "POST",
+            "path": "/",
+            "rpc": {"method": "resources/read", "name": "file:///orders.csv"},
+            "request": {"json": read},
+            "hash": call_key("orders", "POST", "/", "", {"json": read}, NO_SECRETS).hash,
+            "response": {
+                "status": 200,
+                "body": {"json": {"jsonrpc": "2.0", "id": 4, "result": {"contents": []}}},
+            },
+        },
+    ]
+    servers = {"orders": {"transport": "http", "env": "ORDERS_API_URL", "upstream": "http://127.0.0.1:9/api"}}
+    path = fx.write_fixture(
+        tmp_path / "t.attest.json", fx.new_fixture("t", fx.new_source(["a"]), [], items, servers)
+    )
+    with Engine(env={}) as engine:
+        sid, env = engine.open_session([path], "strict")
+        base = env["ORDERS_API_URL"]
+        streamed = requests.get(f"{base}/export?format=csv", timeout=30)
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        assert streamed.text == "".join(events)
+        reply = requests.post(base, json={**read, "id": "r-1"}, timeout=30).json()
+        assert reply == {"jsonrpc": "2.0", "id": "r-1", "result": {"contents": []}}
+        miss = requests.post(base, json={**read, "params": {"uri": "file:///other.csv"}}, timeout=30).json()
+        assert miss["error"]["message"].startswith(
+            "replay miss: tool call unrecorded: orders.resources/read file:///other.csv (arguments hash "
+        )
+        summary = engine.close_session(sid)
+    assert (summary["tool_replayed"], summary["tool_live"], summary["misses"]) == (2, 0, 1)
+    assert summary["miss_list"][0]["component"] == "tool"
