@@ -192,9 +192,17 @@ def test_sudo_argv_drops_back_to_the_invoker_and_keeps_the_environment() -> None
     env = {"PATH": "/opt/tools/bin:/usr/bin", "HOME": "/home/runner", "OPENAI_API_KEY": SECRET, "CI": "1"}
     argv = sudo_argv(["pytest", "-q"], env=env, invoker=Invoker(1001, 118, (118, 4, 1001)))
     assert argv[1:4] == ["-n", "--preserve-env", "--"]
-    assert Path(argv[0]).name == "sudo" and Path(argv[4]).name == "unshare" and argv[5:7] == ["--net", "--"]
-    inner = argv[argv.index("-m") + 1 :]
-    assert inner[:3] == ["attest_toolkit.sandbox", "--strategy", "sudo-unshare"]
+    assert Path(argv[0]).name == "sudo" and Path(argv[4]).name == "unshare"
+    assert argv[5 : argv.index("--", 5)] == [
+        "--net",
+        "--mount",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+    ]
+    inner = argv[argv.index("-c") + 2 :]
+    assert inner[:2] == ["--strategy", "sudo-unshare"]
     options, command = inner[: inner.index("--")], inner[inner.index("--") + 1 :]
     assert command == ["pytest", "-q"]
     assert options[options.index("--user") + 1] == "1001"
@@ -287,15 +295,17 @@ def test_a_missing_command_is_one_line_exit_3(namespace: str, capfd: pytest.Capt
 # --- the probe and the egress record ----------------------------------------------------------------
 
 
-def test_probe_verdicts() -> None:
+def test_probe_verdicts_on_the_network() -> None:
+    """The namespace alone; privileges and escapes are judged in test_sandbox_escapes.py."""
     fresh = Probe(("lo",), (), "ENETUNREACH", "ENETUNREACH", True)
-    assert fresh.isolated and fresh.why_not() == ""
-    assert Probe(("lo",), (), "ENETUNREACH", "unavailable", True).isolated  # no IPv6 at all
+    assert fresh.network_isolated and fresh.why_not(confinement=False) == ""
+    assert Probe(("lo",), (), "ENETUNREACH", "unavailable", True).network_isolated  # no IPv6 at all
     host = Probe(("eth0", "lo"), ("eth0",), "route found", "route found", True)
-    assert not host.isolated and host.why_not() == "eth0 up"
+    assert not host.network_isolated and host.why_not() == "eth0 up"
     assert Probe(("lo",), ("wg0",), "ENETUNREACH", "ENETUNREACH", True).why_not() == "routes via wg0"
-    assert not Probe(("lo",), (), "route found", "ENETUNREACH", True).isolated
-    assert Probe(("lo",), (), "ENETUNREACH", "ENETUNREACH", False).why_not() == "loopback does not work"
+    assert not Probe(("lo",), (), "route found", "ENETUNREACH", True).network_isolated
+    no_loopback = Probe(("lo",), (), "ENETUNREACH", "ENETUNREACH", False)
+    assert no_loopback.why_not(confinement=False) == "loopback does not work"
 
 
 def test_egress_record_from_the_environment() -> None:

@@ -69,7 +69,9 @@ def inner_argv(
     command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict"
 ) -> list[str]:
     """This replay again, for running inside the sandbox with the network already off."""
-    argv = [sys.executable, "-m", "attest_toolkit.cli", "replay", "--mode", mode, "--network", "off"]
+    from ..sandbox.strategy import boot_argv  # not `python -m`: the working directory may hold a look-alike
+
+    argv = [*boot_argv("attest_toolkit.cli"), "replay", "--mode", mode, "--network", "off"]
     argv += ["--match", match] if match != "strict" else []
     for path in fixtures:
         argv += ["--fixture", str(path)]

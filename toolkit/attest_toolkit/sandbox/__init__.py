@@ -1,7 +1,9 @@
 """No-network mode: run a command in a fresh network namespace with only loopback up, and prove it.
 
-See `strategy` for how the namespace is obtained, `probe` for the proof (no packet is ever sent),
-`inner` for the step that runs inside, and `egress` for the record that report-v2 carries.
+See `strategy` for how the namespaces are obtained, `probe` for the proof (no packet is ever sent)
+and `confine` for the escapes it tries, `inner` for the steps that run inside (privileges dropped
+with util-linux `setpriv`), `mounts` for the private /tmp and hidden daemon sockets, `init` for the
+PID namespace's first process, and `egress` for the record that report-v2 carries.
 """
 
 from __future__ import annotations

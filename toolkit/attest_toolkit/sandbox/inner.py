@@ -1,14 +1,20 @@
-"""The step that runs inside the namespace: loopback up, probe, egress record, privileges, exec.
+"""The steps that run inside the namespaces, in two stages, before the command.
 
-Invoked as `python -m attest_toolkit.sandbox --strategy S [--probe-out F] [...] -- CMD ...`. It never
-returns: it execs CMD, or prints one line and exits 3. The outer process reads F (JSON) to learn the
-egress record, or why the command could not be started.
+Stage one runs with the privileges the strategy gave it (root, or root of a user namespace): it
+brings loopback up, makes the private /tmp (`mounts`), then execs util-linux `setpriv` to set
+no_new_privs, clear the capability sets (the bounding set too, where it may) and, on the sudo path,
+become the invoking user again. Stage two (`--confined`) runs with what the command will have: it
+probes the network and tries the escapes (`probe`, `confine`), writes the egress record, and runs
+the command (as the namespace's process 1 when there is a PID namespace, see `init`).
+
+Invoked as `python -c BOOT --strategy S [--probe-out F] [...] -- CMD ...`. It never returns: the
+command runs, or it prints one line and exits 3. The outer process reads F (JSON) to learn the egress
+record, or why the command could not be started.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -16,12 +22,24 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from . import mounts
+from .confine import read_status
 from .egress import ENV_GUARD, GUARD_BLOCK, Egress, egress_record, to_environ
+from .init import run_as_init
 from .netif import bring_up
 from .probe import LOOPBACK, Probe, run_probe
-from .strategy import ALREADY_ISOLATED, GUARD, NAMESPACE_STRATEGIES, SUDO_UNSHARE
+from .strategy import (
+    ALREADY_ISOLATED,
+    GUARD,
+    MOUNT_STRATEGIES,
+    NAMESPACE_STRATEGIES,
+    SUDO_UNSHARE,
+    boot_argv,
+    import_root,
+)
 
 EXIT_CANNOT_RUN = 3
+CAP_SETPCAP = 8
 # sudo adds these; the command should see the environment it was given, not sudo's.
 _SUDO_VARIABLES = ("SUDO_COMMAND", "SUDO_USER", "SUDO_UID", "SUDO_GID", "SUDO_HOME", "SUDO_PS1")
 
@@ -34,12 +52,35 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attest-sandbox-inner")
     parser.add_argument("--strategy", required=True, choices=[*NAMESPACE_STRATEGIES, GUARD])
     parser.add_argument("--probe-out", type=Path)
+    parser.add_argument("--probe-fd", type=int)
+    parser.add_argument("--outer-net-fd", type=int)
+    parser.add_argument("--confined", action="store_true")
+    parser.add_argument("--tmp", default="shared (no mount namespace)")
     parser.add_argument("--user", type=int)
     parser.add_argument("--group", type=int)
     parser.add_argument("--groups", default="")
     parser.add_argument("--setenv", action="append", default=[])
     parser.add_argument("--unsetenv", action="append", default=[])
     return parser
+
+
+def _write(fd: int | None, doc: dict) -> None:
+    """Replace the probe result the outer process will read (the descriptor was opened before any
+    mount, so it reaches the outer process's file even when /tmp is private)."""
+    if fd is None:
+        return
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(doc).encode(), 0)
+
+
+def _is_net_namespace(fd: int | None) -> bool:
+    try:
+        return fd is not None and os.readlink(f"/proc/self/fd/{fd}").startswith("net:[")
+    except OSError:  # sudo closes inherited descriptors
+        return False
+
+
+# --- stage one: privileged set-up ------------------------------------------------------------------
 
 
 def _loopback_up(strategy: str) -> None:
@@ -51,10 +92,69 @@ def _loopback_up(strategy: str) -> None:
             raise InnerError(f"cannot bring {LOOPBACK} up: {exc.strerror or exc}") from exc
 
 
-def _egress(strategy: str, probe: Probe) -> Egress:
+def _private_filesystem(args: argparse.Namespace, command: list[str]) -> str:
+    """A private /tmp (what the run names stays), no per-user runtime dirs, no engine sockets."""
+    named = [*command, *os.environ.values(), *args.setenv, sys.executable, sys.prefix, import_root()]
+    try:
+        tmp = mounts.private_tmp(mounts.named_tmp_paths(named))
+        mounts.private_run_user()
+        hidden = mounts.hide_engine_sockets()
+    except (mounts.MountError, OSError) as exc:
+        raise InnerError(f"cannot give the command a private /tmp: {exc}") from exc
+    return tmp + (f"; hidden sockets: {', '.join(hidden)}" if hidden else "")
+
+
+def _setpriv_options(args: argparse.Namespace) -> list[str]:
+    options = ["--no-new-privs", "--inh-caps=-all"]
+    _, caps = read_status(Path("/proc/self/status").read_text(encoding="ascii"))
+    if caps.get("CapEff", 0) >> CAP_SETPCAP & 1:  # without it the bounding set cannot shrink
+        options.append("--bounding-set=-all")
+    if args.user is not None:
+        groups = [g for g in args.groups.split(",") if g]
+        gid = args.group if args.group is not None else args.user
+        options += ["--reuid", str(args.user), "--regid", str(gid)]
+        options += ["--groups", ",".join(groups)] if groups else ["--clear-groups"]
+    return options
+
+
+def _confined_argv(args: argparse.Namespace, command: list[str], out: int | None, tmp: str) -> list[str]:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise InnerError("setpriv not found: install util-linux, which drops the command's privileges")
+    stage_two = ["--confined", "--strategy", args.strategy, "--tmp", tmp]
+    if out is not None:
+        stage_two += ["--probe-fd", str(out)]
+    if args.outer_net_fd is not None:
+        stage_two += ["--outer-net-fd", str(args.outer_net_fd)]
+    for item in args.setenv:
+        stage_two += ["--setenv", item]
+    for name in args.unsetenv:
+        stage_two += ["--unsetenv", name]
+    return [setpriv, *_setpriv_options(args), "--", *boot_argv(), *stage_two, "--", *command]
+
+
+def _stage_one(args: argparse.Namespace, command: list[str], out: int | None) -> NoReturn:
+    if args.strategy == GUARD:  # no namespace, nothing to drop: the guard is reported unverified
+        _stage_two(args, command, out)
+    _loopback_up(args.strategy)
+    tmp = _private_filesystem(args, command) if args.strategy in MOUNT_STRATEGIES else args.tmp
+    argv = _confined_argv(args, command, out, tmp)
+    for fd in (out, args.outer_net_fd):
+        if fd is not None:
+            os.set_inheritable(fd, True)
+    try:
+        os.execv(argv[0], argv)
+    except OSError as exc:
+        raise InnerError(f"cannot run setpriv: {exc.strerror or exc}") from exc
+
+
+# --- stage two: confined, the command's own privileges ---------------------------------------------
+
+
+def _egress(strategy: str, probe: Probe, tmp: str) -> Egress:
     if probe.isolated and probe.loopback:
         named = ALREADY_ISOLATED if strategy == GUARD else strategy
-        return egress_record("none", True, probe.describe(), named)
+        return egress_record("none", True, f"{probe.describe()}; /tmp: {tmp}", named)
     if strategy == GUARD:
         return egress_record("guard", False, probe.describe(), None)
     raise InnerError(f"isolation could not be verified ({probe.why_not()}): {probe.describe()}")
@@ -76,47 +176,41 @@ def _environment(args: argparse.Namespace, egress: Egress) -> dict[str, str]:
     return env
 
 
-def _drop_privileges(args: argparse.Namespace) -> None:
-    """Become the invoking user again (sudo path), so files written inside stay theirs."""
-    if args.user is None:
-        return
-    groups = [int(g) for g in args.groups.split(",") if g]
-    gid = args.group if args.group is not None else args.user
-    try:
-        os.setgroups(groups)
-        os.setgid(gid)
-        os.setuid(args.user)
-    except OSError as exc:
-        raise InnerError(f"cannot drop back to uid {args.user}: {exc.strerror or exc}") from exc
+def _lookup(name: str, path: str | None) -> str | None:
+    """The program execvp would run: a name with a slash as it is (exec decides), else PATH's."""
+    if "/" in name:
+        return name if os.path.lexists(name) else None
+    return shutil.which(name, path=path)
 
 
-def _write_probe_out(path: Path | None, doc: dict) -> None:
-    if path is None:
-        return
-    # The outer process created the file, so it stays the invoker's even when written as root.
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-
-
-def _start(args: argparse.Namespace, command: list[str]) -> NoReturn:
-    if not command:
-        raise InnerError("no command to run")
-    if args.strategy != GUARD:
-        _loopback_up(args.strategy)
-    egress = _egress(args.strategy, run_probe())
+def _stage_two(args: argparse.Namespace, command: list[str], out: int | None) -> NoReturn:
+    outer = args.outer_net_fd if _is_net_namespace(args.outer_net_fd) else None
+    probe = run_probe(outer_net_fd=outer)
+    if outer is not None:
+        os.close(outer)  # the command must never hold a way back to the outer network
+    egress = _egress(args.strategy, probe, args.tmp)
     env = _environment(args, egress)
-    program = shutil.which(command[0], path=env.get("PATH"))
+    program = _lookup(command[0], env.get("PATH"))
     if program is None:
         raise InnerError(f"command not found: {command[0]}")
-    try:
-        _write_probe_out(args.probe_out, {"egress": egress})
-    except OSError as exc:
-        raise InnerError(f"cannot write the probe result to {args.probe_out}: {exc.strerror or exc}") from exc
-    _drop_privileges(args)
+    _write(out, {"egress": egress})
+    if out is not None:
+        os.close(out)
+    if os.getpid() == 1:
+        run_as_init(program, command, env)
     try:
         os.execve(program, command, env)
     except OSError as exc:
         raise InnerError(f"cannot run {command[0]}: {exc.strerror or exc}") from exc
+
+
+def _open_out(args: argparse.Namespace) -> int | None:
+    if args.probe_fd is not None:
+        return args.probe_fd
+    if args.probe_out is None:
+        return None
+    # The outer process created the file, so it stays the invoker's even when written as root.
+    return os.open(args.probe_out, os.O_WRONLY | os.O_CLOEXEC)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
@@ -124,12 +218,22 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Split at the first "--" here: everything after it is the command, whatever options it carries.
     cut = argv.index("--") if "--" in argv else len(argv)
     args = _parser().parse_args(argv[:cut])
+    command = argv[cut + 1 :]
+    if not _is_net_namespace(args.outer_net_fd):
+        args.outer_net_fd = None  # checked before anything else is opened and could take its number
+    out = None
     try:
-        _start(args, argv[cut + 1 :])
-    except InnerError as exc:
-        if args.probe_out is None:
-            print(f"attest: sandbox: {exc}", file=sys.stderr)
+        out = _open_out(args)
+        if not command:
+            raise InnerError("no command to run")
+        (_stage_two if args.confined else _stage_one)(args, command, out)
+    except (InnerError, OSError) as exc:
+        message = str(exc) if isinstance(exc, InnerError) else f"cannot start the sandbox: {exc}"
+        if out is None:
+            print(f"attest: sandbox: {message}", file=sys.stderr)
         else:  # the outer process reports it, once
-            with contextlib.suppress(OSError):
-                _write_probe_out(args.probe_out, {"error": str(exc)})
+            try:
+                _write(out, {"error": message})
+            except OSError:
+                print(f"attest: sandbox: {message}", file=sys.stderr)
         sys.exit(EXIT_CANNOT_RUN)

@@ -5,15 +5,20 @@ documentation addresses (192.0.2.1, RFC 5737; 2001:db8::1, RFC 3849) on the disc
 connect only asks the kernel for a route and sends nothing, so the probe is safe to run anywhere;
 "network unreachable" there is the proof that no packet could leave. A TCP connection to 127.0.0.1
 checks that loopback, where the replay engine listens, works.
+
+A namespace without routes is not enough: the process must not be able to leave it. When the network
+part holds, the probe also checks the process's privileges and tries the escapes (`confine`), and
+`isolated` is true only when all of them fail.
 """
 
 from __future__ import annotations
 
 import errno
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .confine import Confinement, check_confinement
 from .netif import up_interfaces
 
 PROBE_V4 = ("192.0.2.1", 9)
@@ -38,9 +43,12 @@ class Probe:
     v4: str
     v6: str
     loopback: bool
+    # None when not checked: the network part failed already, or only the network was asked about.
+    confinement: Confinement | None = None
 
     @property
-    def isolated(self) -> bool:
+    def network_isolated(self) -> bool:
+        """No interface but loopback is up and the kernel has no route out."""
         outside = [name for name in self.interfaces_up if name != LOOPBACK]
         return (
             not outside
@@ -49,26 +57,39 @@ class Probe:
             and self.v6 in _V6_UNREACHABLE
         )
 
-    def why_not(self) -> str:
-        """The first reason this namespace is not usable as a sandbox, briefly; "" when it is."""
+    @property
+    def isolated(self) -> bool:
+        """The network is off and this process cannot turn it back on (no privileges, no escape)."""
+        return self.network_isolated and self.confinement is not None and self.confinement.ok
+
+    def why_not(self, *, confinement: bool = True) -> str:
+        """The first reason this namespace is not usable as a sandbox, briefly; "" when it is.
+
+        With confinement=False only the namespace itself is judged (is there a network to leave by).
+        """
         outside = [name for name in self.interfaces_up if name != LOOPBACK]
         if outside:
             return f"{', '.join(outside)} up"
         if self.route_interfaces:
             return f"routes via {', '.join(self.route_interfaces)}"
-        if not self.isolated:
+        if not self.network_isolated:
             return f"route lookup for {PROBE_V4[0]}: {self.v4}, for {PROBE_V6[0]}: {self.v6}"
+        if confinement and self.confinement is None:
+            return "privileges not checked"
+        if confinement and self.confinement is not None and not self.confinement.ok:
+            return self.confinement.why_not()
         return "" if self.loopback else "loopback does not work"
 
     def describe(self) -> str:
         verdict = "isolated" if self.isolated else "NOT isolated"
         routes = ", ".join(self.route_interfaces) or "none"
-        return (
+        text = (
             f"{verdict}: interfaces up: {', '.join(self.interfaces_up) or 'none'}; "
             f"routes via: {routes}; udp connect {PROBE_V4[0]}:{PROBE_V4[1]}: {self.v4}; "
             f"udp connect [{PROBE_V6[0]}]:{PROBE_V6[1]}: {self.v6}; "
             f"tcp 127.0.0.1: {'ok' if self.loopback else 'failed'}"
         )
+        return text if self.confinement is None else f"{text}; {self.confinement.describe()}"
 
 
 def route_interfaces() -> tuple[str, ...]:
@@ -113,11 +134,19 @@ def loopback_works() -> bool:
     return True
 
 
-def run_probe() -> Probe:
-    return Probe(
+def run_probe(*, confinement: bool = True, outer_net_fd: int | None = None) -> Probe:
+    """Probe the network; when it is off and `confinement` is asked for, the escapes too.
+
+    The escapes are only tried inside a network-isolated namespace, so an ordinary run (pytest on a
+    laptop) never calls sudo or nsenter.
+    """
+    probe = Probe(
         interfaces_up=tuple(up_interfaces()),
         route_interfaces=route_interfaces(),
         v4=route_lookup(socket.AF_INET, PROBE_V4),
         v6=route_lookup(socket.AF_INET6, PROBE_V6),
         loopback=loopback_works(),
     )
+    if not (confinement and probe.network_isolated):
+        return probe
+    return replace(probe, confinement=check_confinement(outer_net_fd))

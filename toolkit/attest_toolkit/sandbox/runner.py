@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def isolated_argv(
     *,
     env: Mapping[str, str] | None = None,
     probe_out: Path | None = None,
+    outer_net_fd: int | None = None,
 ) -> tuple[list[str], str]:
     """The argv that runs `argv` inside a fresh network namespace (or under the guard), and the strategy.
 
@@ -61,11 +63,13 @@ def isolated_argv(
     isolation cannot be verified inside, it prints one line and exits 3 without running `argv`.
     `env` is the environment the caller will start it with (default: this process's); only the sudo
     strategy needs it. With `probe_out`, the inner step writes {"egress": ...} or {"error": ...} there.
+    With `outer_net_fd` (passed on to the child), the probe tries to enter that network namespace too.
     """
     if not argv:
         raise SandboxError("no command given: put it after --")
     strategy = choose_strategy(network)
-    return wrap(strategy, list(argv), env=env, probe_out=probe_out), strategy
+    wrapped = wrap(strategy, list(argv), env=env, probe_out=probe_out, outer_net_fd=outer_net_fd)
+    return wrapped, strategy
 
 
 def _read_probe_out(path: Path) -> dict:
@@ -74,6 +78,16 @@ def _read_probe_out(path: Path) -> dict:
     except (OSError, ValueError):
         doc = {}
     return doc if isinstance(doc, dict) else {}
+
+
+@contextlib.contextmanager
+def _own_net_namespace() -> Iterator[int]:
+    """A descriptor of this process's network namespace, for the probe's escape attempt."""
+    fd = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def run_isolated(
@@ -89,12 +103,14 @@ def run_isolated(
     could not start the command; the command's own exit code is returned as it is.
     """
     full_env = dict(os.environ if env is None else env)
-    with tempfile.TemporaryDirectory(prefix="attest-sandbox-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="attest-sandbox-") as tmp, _own_net_namespace() as outer:
         probe_out = Path(tmp) / "probe.json"
         probe_out.touch(mode=0o600)
-        wrapped, strategy = isolated_argv(argv, network, env=full_env, probe_out=probe_out)
+        wrapped, strategy = isolated_argv(
+            argv, network, env=full_env, probe_out=probe_out, outer_net_fd=outer
+        )
         try:
-            done = subprocess.run(wrapped, env=full_env, cwd=cwd, check=False)
+            done = subprocess.run(wrapped, env=full_env, cwd=cwd, check=False, pass_fds=(outer,))
         except OSError as exc:
             raise SandboxError(f"cannot start {wrapped[0]}: {exc.strerror or exc}") from exc
         outcome = _read_probe_out(probe_out)
@@ -112,9 +128,10 @@ def current_egress(environ: Mapping[str, str] | None = None) -> Egress:
     """
     environ = os.environ if environ is None else environ
     probe = run_probe()
-    if probe.isolated and probe.loopback:
-        strategy = environ.get(ENV_STRATEGY) if environ.get(ENV_MODE) == "none" else None
-        return egress_record("none", True, probe.describe(), strategy or ALREADY_ISOLATED)
+    strategy = (environ.get(ENV_STRATEGY) if environ.get(ENV_MODE) == "none" else None) or ALREADY_ISOLATED
+    if probe.network_isolated and probe.loopback:
+        # No network, but verified only when this process could not get it back (privileges, escapes).
+        return egress_record("none", probe.isolated, probe.describe(), strategy)
     if environ.get(ENV_GUARD) == GUARD_BLOCK:
         return egress_record("guard", False, probe.describe(), None)
     return egress_record("off", False, probe.describe(), None)

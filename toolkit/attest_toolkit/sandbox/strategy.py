@@ -4,8 +4,10 @@ Tried in order: the process is already isolated (a container run with `--network
 `unshare --net`; a user with passwordless sudo runs `sudo -n unshare --net` and drops back to itself;
 an unprivileged user namespace (`unshare --user --map-root-user --net`, the command runs as mapped
 root). Each candidate is tried for real (`... true`) because a capability can be missing (a container
-without CAP_SYS_ADMIN, user namespaces disabled) whatever the uid says. Inside, the inner step
-(`python -m attest_toolkit.sandbox`) brings loopback up, probes, and execs the command.
+without CAP_SYS_ADMIN, user namespaces disabled) whatever the uid says. Each makes a network, a mount
+and a PID namespace (`UNSHARE`): the mount namespace carries the private /tmp, the PID namespace
+hides every process outside, so none can be traced, signalled or entered through /proc. Inside, the
+inner step brings loopback up, drops every privilege, probes, and runs the command.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SUDO_UNSHARE = "sudo-unshare"
 USERNS = "userns"
 GUARD = "guard"
 NAMESPACE_STRATEGIES = (ALREADY_ISOLATED, ROOT_UNSHARE, SUDO_UNSHARE, USERNS)
+# The strategies that make their own namespaces, and so can give the command a private /tmp.
+MOUNT_STRATEGIES = (ROOT_UNSHARE, SUDO_UNSHARE, USERNS)
+UNSHARE = ["--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
 NETWORKS = ("none", "guard")
 
 # sudo rebuilds PATH (secure_path) and deletes loader variables even with --preserve-env; they are
@@ -65,16 +70,28 @@ class Attempt:
         return "; ".join(self.refused)
 
 
-def inner_argv(strategy: str, argv: list[str], *, probe_out: Path | None = None) -> list[str]:
-    """The step that runs inside the namespace, then execs `argv`."""
-    head = [sys.executable, "-m", "attest_toolkit.sandbox", "--strategy", strategy]
+def import_root() -> str:
+    """The directory the attest_toolkit package is imported from."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def boot_argv(module: str = "attest_toolkit.sandbox.inner") -> list[str]:
+    """This Python running `module`'s main(): never `python -m`, which would import a package of that
+    name from the working directory (the pull request's checkout) first, as root on the sudo path."""
+    boot = f"import sys; sys.path[0] = {import_root()!r}; from {module} import main; main()"
+    return [sys.executable, "-c", boot]
+
+
+def inner_argv(
+    strategy: str, argv: list[str], *, probe_out: Path | None = None, outer_net_fd: int | None = None
+) -> list[str]:
+    """The step that runs inside the namespace, then runs `argv`."""
+    head = [*boot_argv(), "--strategy", strategy]
     if probe_out is not None:
         head += ["--probe-out", str(probe_out)]
+    if outer_net_fd is not None:
+        head += ["--outer-net-fd", str(outer_net_fd)]
     return [*head, "--", *argv]
-
-
-def _import_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
 
 
 def _sudo_restore_args(env: Mapping[str, str]) -> list[str]:
@@ -92,7 +109,7 @@ def _sudo_restore_args(env: Mapping[str, str]) -> list[str]:
 def sudo_argv(
     argv: list[str], *, env: Mapping[str, str], invoker: Invoker, probe_out: Path | None = None
 ) -> list[str]:
-    """`sudo -n unshare --net` around the inner step, which drops back to `invoker` before the exec."""
+    """`sudo -n unshare --net ...` around the inner step, which drops back to `invoker` before the command."""
     inner = inner_argv(SUDO_UNSHARE, argv, probe_out=probe_out)
     cut = inner.index("--")
     identity = ["--user", str(invoker.uid), "--group", str(invoker.gid)]
@@ -100,8 +117,8 @@ def sudo_argv(
     inner[cut:cut] = identity + _sudo_restore_args(env)
     sudo = shutil.which("sudo") or "sudo"
     unshare = shutil.which("unshare") or "unshare"
-    loader = ["env", f"PYTHONPATH={_import_root()}"]
-    return [sudo, "-n", "--preserve-env", "--", unshare, "--net", "--", *loader, *inner]
+    loader = ["env", f"PYTHONPATH={import_root()}"]
+    return [sudo, "-n", "--preserve-env", "--", unshare, *UNSHARE, "--", *loader, *inner]
 
 
 def wrap(
@@ -111,16 +128,21 @@ def wrap(
     env: Mapping[str, str] | None = None,
     invoker: Invoker | None = None,
     probe_out: Path | None = None,
+    outer_net_fd: int | None = None,
 ) -> list[str]:
-    """The argv that runs `argv` under `strategy` (one of NAMESPACE_STRATEGIES, or GUARD)."""
+    """The argv that runs `argv` under `strategy` (one of NAMESPACE_STRATEGIES, or GUARD).
+
+    `outer_net_fd`, a descriptor of the caller's network namespace the caller passes on, lets the
+    probe try the most direct escape there is (sudo closes it; the sudo path tries sudo instead).
+    """
+    inner = inner_argv(strategy, argv, probe_out=probe_out, outer_net_fd=outer_net_fd)
     if strategy in (ALREADY_ISOLATED, GUARD):
-        return inner_argv(strategy, argv, probe_out=probe_out)
+        return inner
     unshare = shutil.which("unshare") or "unshare"
-    inner = inner_argv(strategy, argv, probe_out=probe_out)
     if strategy == ROOT_UNSHARE:
-        return [unshare, "--net", "--", *inner]
+        return [unshare, *UNSHARE, "--", *inner]
     if strategy == USERNS:
-        return [unshare, "--user", "--map-root-user", "--net", "--", *inner]
+        return [unshare, "--user", "--map-root-user", *UNSHARE, "--", *inner]
     if strategy == SUDO_UNSHARE:
         env = os.environ if env is None else env
         return sudo_argv(argv, env=env, invoker=invoker or Invoker.current(), probe_out=probe_out)
@@ -144,23 +166,24 @@ def _trial(argv: list[str]) -> str | None:
 
 
 def _already_isolated() -> str | None:
-    return run_probe().why_not() or None
+    # Only the namespace is judged here; the inner step drops privileges and then tries the escapes.
+    return run_probe(confinement=False).why_not(confinement=False) or None
 
 
 def _root_unshare() -> str | None:
     if os.geteuid() != 0:
         return "not root"
-    return _trial(["unshare", "--net", "true"])
+    return _trial(["unshare", *UNSHARE, "true"])
 
 
 def _sudo_unshare() -> str | None:
     if os.geteuid() == 0:
         return "already root"
-    return _trial(["sudo", "-n", "--preserve-env", "--", "unshare", "--net", "true"])
+    return _trial(["sudo", "-n", "--preserve-env", "--", "unshare", *UNSHARE, "true"])
 
 
 def _userns() -> str | None:
-    return _trial(["unshare", "--user", "--map-root-user", "--net", "true"])
+    return _trial(["unshare", "--user", "--map-root-user", *UNSHARE, "true"])
 
 
 CHECKS: tuple[tuple[str, Callable[[], str | None]], ...] = (

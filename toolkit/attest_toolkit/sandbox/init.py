@@ -1,0 +1,37 @@
+"""Process 1 of the sandbox's PID namespace: run the command as a child, pass signals on, reap.
+
+The sandbox gives the command its own PID namespace, so no process outside it can be named (traced,
+signalled, or entered through /proc/PID/root, cwd or ns). The first process of a PID namespace
+ignores signals it has no handler for and inherits every orphan; a test runner is not written for
+that, so this small init runs it instead and exits with its status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import NoReturn
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def run_as_init(program: str, argv: list[str], env: Mapping[str, str]) -> NoReturn:
+    """Start argv, forward FORWARDED signals to it, reap every child, exit as it exited."""
+    child = subprocess.Popen(argv, executable=program, env=dict(env))
+
+    def forward(received: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, received)
+
+    for signum in FORWARDED:
+        signal.signal(signum, forward)
+    while True:
+        pid, status = os.wait()  # orphans of the namespace are reaped here too
+        if pid == child.pid:
+            break
+    code = os.waitstatus_to_exitcode(status)
+    sys.exit(128 - code if code < 0 else code)
