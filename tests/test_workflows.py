@@ -13,6 +13,7 @@ reusable workflow whose inputs are the action's.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -166,3 +167,101 @@ def test_every_output_is_documented() -> None:
     documented = table_rows("### Outputs")
     assert sorted(documented) == sorted(action()["outputs"])
     assert all(cells[-1] for cells in documented.values())
+
+
+# --- safe to copy: pinned, least privilege, no credentials left behind -----------------------------
+
+SHIPPED = [*WORKFLOWS, REPO / "action.yml"]
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+\b")
+# The workflows' own action is a placeholder the user replaces with its repository and commit.
+OWN_ACTION = "attest-toolkit/attest-toolkit@"
+
+
+def zizmor(files: list[Path]) -> list[dict[str, Any]]:
+    found = shutil.which("zizmor", path=_search_path())
+    if found is None:
+        pytest.skip("zizmor is not installed (pip install zizmor)")
+    done = subprocess.run(
+        [found, "--offline", "--format", "json", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.strip(), done.stderr  # findings make it exit non-zero; no output is a crash
+    return json.loads(done.stdout)
+
+
+def high(findings: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{f['ident']} at {f['locations'][0]['symbolic']['key']['Local']['verbatim_path']}:"
+        f"{f['locations'][0]['concrete']['location']['start_point']['row'] + 1}"
+        for f in findings
+        if f["determinations"]["severity"] == "High" and not f["ignored"]
+    ]
+
+
+def test_zizmor_finds_nothing_of_high_severity_in_what_we_ship() -> None:
+    assert high(zizmor(SHIPPED)) == []
+
+
+def test_zizmor_does_report_an_unpinned_over_privileged_workflow(tmp_path: Path) -> None:
+    risky = tmp_path / "risky.yml"
+    risky.write_text(
+        "on: pull_request_target\npermissions: write-all\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - uses: actions/checkout@v4\n        with:\n"
+        "          ref: ${{ github.event.pull_request.head.sha }}\n      - run: make test\n",
+        encoding="utf-8",
+    )
+    assert {finding.split(" at ")[0] for finding in high(zizmor([risky]))} >= {
+        "unpinned-uses",
+        "dangerous-triggers",
+    }
+
+
+def uses_lines(path: Path) -> list[str]:
+    return [
+        line.split("uses:", 1)[1].strip()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if re.match(r"^\s*(-\s+)?uses:", line)
+    ]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_action_is_pinned_by_commit_with_its_release_in_a_comment(path: Path) -> None:
+    third_party = [ref for ref in uses_lines(path) if not ref.startswith(OWN_ACTION)]
+    assert [ref for ref in third_party if not PINNED.match(ref)] == []
+
+
+def jobs(path: Path) -> dict[str, dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["jobs"]
+
+
+def runs_pull_request_code(job: dict[str, Any]) -> bool:
+    """The job runs the checked-out code: the action's setup and tests, or `pytest`/`pip install -r`."""
+    steps = job.get("steps", [])
+    return any(str(s.get("uses", "")).startswith(OWN_ACTION) for s in steps) or any(
+        re.search(r"\b(pytest|pip install -r|make)\b", s.get("run", "")) for s in steps
+    )
+
+
+def permissions(workflow: Path, job: dict[str, Any]) -> dict[str, str]:
+    granted = job.get("permissions", yaml.safe_load(workflow.read_text(encoding="utf-8")).get("permissions"))
+    assert isinstance(granted, dict), f"{workflow.name}: permissions must be listed, not {granted!r}"
+    return granted
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_jobs_that_run_pull_request_code_get_a_read_only_token(path: Path) -> None:
+    on = yaml.safe_load(path.read_text(encoding="utf-8")).get(True) or {}
+    for name, job in jobs(path).items():
+        if "pull_request" in on and runs_pull_request_code(job):
+            writes = {scope: level for scope, level in permissions(path, job).items() if level == "write"}
+            assert writes == {}, f"{path.name}: job {name} runs the pull request's code with {writes}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_checkout_leaves_its_credentials_behind(path: Path) -> None:
+    for name, job in jobs(path).items():
+        for step in job.get("steps", []):
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert (step.get("with") or {}).get("persist-credentials") is False, f"{path.name}: {name}"
