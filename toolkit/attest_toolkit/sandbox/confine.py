@@ -81,7 +81,8 @@ def read_status(text: str) -> tuple[bool, dict[str, int]]:
 
 
 def _same_namespace(path: str) -> bool:
-    """The namespace at `path` is this process's own (so entering it proves nothing)."""
+    """The namespace at `path` (a /proc path or a descriptor's) is this process's own, so entering it
+    proves nothing: a sandbox in an already isolated container is handed its own namespace."""
     try:
         return os.stat(path).st_ino == os.stat("/proc/self/ns/net").st_ino
     except OSError:  # not allowed to look: the attempt below decides
@@ -110,7 +111,7 @@ def attempts(outer_net_fd: int | None = None) -> list[tuple[str, list[str], tupl
         path = f"/proc/{pid}/ns/net"
         if pid > 0 and os.path.lexists(f"/proc/{pid}") and not _same_namespace(path):
             tries.append((f"nsenter --net={path}", ["nsenter", f"--net={path}", "--", true], ()))
-    if outer_net_fd is not None:
+    if outer_net_fd is not None and not _same_namespace(f"/proc/self/fd/{outer_net_fd}"):
         argv = ["nsenter", f"--net=/proc/self/fd/{outer_net_fd}", "--", true]
         tries.append(("nsenter into the outer network namespace", argv, (outer_net_fd,)))
     tries.append(("sudo -n true", ["sudo", "-n", "true"], ()))

@@ -16,11 +16,15 @@ import sys
 from collections.abc import Mapping
 from typing import NoReturn
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+# Signals sent to one process (kill, timeout) are passed on. Those a terminal sends to the whole process
+# group reach the command by themselves: this process ignores them, after the command has started so
+# it does not inherit that.
+FORWARDED = (signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2)
+GROUP_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
 
 
 def run_as_init(program: str, argv: list[str], env: Mapping[str, str]) -> NoReturn:
-    """Start argv, forward FORWARDED signals to it, reap every child, exit as it exited."""
+    """Start argv, pass FORWARDED signals on to it, reap every child, exit as it exited."""
     child = subprocess.Popen(argv, executable=program, env=dict(env))
 
     def forward(received: int, _frame: object) -> None:
@@ -29,6 +33,8 @@ def run_as_init(program: str, argv: list[str], env: Mapping[str, str]) -> NoRetu
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
+    for signum in GROUP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
     while True:
         pid, status = os.wait()  # orphans of the namespace are reaped here too
         if pid == child.pid:
