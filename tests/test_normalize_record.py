@@ -12,6 +12,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from attest_toolkit import fixture as fx
 from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse
 from attest_toolkit.secrets import REDACTED, Secrets
+from conftest import chat_request, exchange, sse_exchange
 from normalize_cassettes import FILES, IDS, exchanges
 from openai.types import CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -224,3 +225,35 @@ def test_core_responses_validate_strictly_after_templating() -> None:
     assert start.message.id.startswith("msg_{{id_")
     chunks = sse_data(record_run("openai/chat_tool_call_stream")[0]["response"]["body"]["sse"])
     assert all(ChatCompletionChunk.model_validate(c).id.startswith("chatcmpl-{{id_") for c in chunks)
+
+
+def test_a_response_templates_only_ids_and_timestamps_never_its_content():
+    page = "Mail the@agent.instructions; run 123e4567-e89b-42d3-a456-426614174000 finished."
+    url = "https://files.example.com/img/file-AbC9dEf2GhI3jKl4MnO5pQ.png?sig=call_Ab3dEf6hIj9kLm2nOp5qRs8t"
+    reply = {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "created_at": "2025-09-12T10:00:00Z",
+        "content": [
+            {
+                "type": "web_fetch_tool_result",
+                "tool_use_id": "srvtoolu_01A09q90qw90lq917835lq9E",
+                "text": page,
+            },
+            {"type": "image", "url": url},
+            {
+                "type": "text",
+                "text": "Error: item rs_68c42de022c881948db7ed1cc2529f2e0202c9ad459e0d23 missing",
+            },
+        ],
+    }
+    events = [f"event: message_start\ndata: {json.dumps(reply)}\n\n"]
+    templater = Templater(Secrets.of([]))
+    for stored in (
+        templater.record(exchange(chat_request(), reply))["response"]["body"]["json"],
+        json.loads(templater.record(sse_exchange(chat_request(), events))["response"]["body"]["sse"][0][26:]),
+    ):
+        assert re.fullmatch(r"msg_\{\{id_\d+\}\}", stored["id"])
+        assert re.fullmatch(r"\{\{ts_\d+\}\}", stored["created_at"])
+        assert re.fullmatch(r"srvtoolu_\{\{id_\d+\}\}", stored["content"][0]["tool_use_id"])
+        assert [stored["content"][0]["text"], stored["content"][1]["url"]] == [page, url]
+        assert stored["content"][2] == reply["content"][2]

@@ -9,6 +9,7 @@ import and credentials are redacted before anything is written.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import re
@@ -141,7 +142,19 @@ def _request_body(request: dict[str, Any]) -> bytes:
     body = request.get("body")
     if isinstance(body, dict) and "string" in body:  # some recorders store requests like responses
         body = body["string"]
-    return _as_bytes(body, "request body")
+    return _unbase64(_as_bytes(body, "request body"))
+
+
+_BASE64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _unbase64(body: bytes) -> bytes:
+    """crewAI's cassettes store a request body that is not UTF-8 (an upload) as base64 text: the
+    multipart bytes the SDK sent, decoded back, so the upload matches by its parts."""
+    if body[:1] in (b"{", b"[", b"-") or not _BASE64.fullmatch(body):
+        return body
+    decoded = base64.b64decode(body)
+    return decoded if decoded.startswith(b"--") else body
 
 
 def _headers(raw: Any) -> list[tuple[str, str]]:
@@ -257,6 +270,17 @@ def provider_of(host: str, path: str) -> str:
     return provider_for(path, host)
 
 
+_SSE_START = re.compile(rb"\s*(?:event|data|id|retry)?:")
+
+
+def _guess_content_type(request_body: bytes, body: bytes) -> str:
+    """The content type of a response recorded without headers: SSE when the request asked for a
+    stream and the body is a stream of events, else JSON (what the providers answer)."""
+    if re.search(rb'"stream"\s*:\s*true', request_body) and _SSE_START.match(body):
+        return "text/event-stream"
+    return "application/json"
+
+
 def exchange_of(interaction: Any) -> Entry:
     """Convert one cassette interaction; ValueError names the missing or malformed field."""
     request = _field(interaction, "request", "interaction", dict)
@@ -268,11 +292,14 @@ def exchange_of(interaction: Any) -> Entry:
         raise ValueError("request `uri` is not an http(s) URL")  # not echoed: a query may hold a key
     headers = _headers(response.get("headers"))
     body = decode_body(_response_raw(response), _header(headers, "content-encoding"))
+    request_body = _request_body(request)
+    if not _header(headers, "content-type"):
+        headers.append(("content-type", _guess_content_type(request_body, body)))
     exchange = Exchange(
         method=method,
         path=parts.path or "/",
         query=parts.query,
-        request_body=_request_body(request),
+        request_body=request_body,
         status=_status(response),
         response_headers=headers,
         response_body=body,

@@ -56,9 +56,11 @@ class Session:
         if len(fixtures) == 1:
             self.recordings: tuple[Recording, ...] = fixtures[0].recordings
             self.by_key = fixtures[0].by_key
+            self.served = fixtures[0].served
         else:
             self.recordings = tuple(r for f in fixtures for r in f.recordings)
             self.by_key = index_recordings(self.recordings)
+            self.served = {k: v for f in fixtures for k, v in f.served.items()}
         self._taken: dict[str, int] = {}
         self._used = bytearray(len(self.recordings))
         self.counters = Counters()

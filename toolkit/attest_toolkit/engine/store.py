@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import fixture as fx
 from ..normalize import body_bytes, key_of
+from ..normalize.served import Served
 from ..secrets import Secrets
 from ..tools.match import ToolRecording, load_recording
 
@@ -47,16 +48,38 @@ class LoadedFixture:
     source: dict = field(repr=False, default_factory=dict)
     tools: dict = field(repr=False, default_factory=dict)  # the declared tool servers, by name
     tool_recordings: tuple[ToolRecording, ...] = ()
+    served: dict[str, str] = field(repr=False, default_factory=dict)  # served value -> placeholder
 
 
-def _recording(name: str, item: dict) -> Recording:
+def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:
+    """The bytes to serve, placeholders replaced by their served values; for SSE also each event."""
+    if "sse" in body:
+        events = tuple(served.serve(e).encode("utf-8") for e in body["sse"])
+        return b"".join(events), events
+    if "base64" in body:
+        return body_bytes(body), None
+    return served.serve(body_bytes(body).decode("utf-8")).encode("utf-8"), None
+
+
+def _learn(items: list[dict]) -> Served:
+    """Each placeholder's served value, its shape fixed where a response first shows it."""
+    served = Served()
+    for item in items:
+        body = item["response"]["body"]
+        for text in body.get("sse") or [body_bytes(body).decode("utf-8", "replace")]:
+            served.learn(text, item["provider"])
+    return served
+
+
+def _recording(name: str, item: dict, served: Served) -> Recording:
     request_body = item["request"]
     response = item["response"]
-    body = response["body"]
-    events = tuple(e.encode("utf-8") for e in body["sse"]) if "sse" in body else None
+    body, events = _served_body(response["body"], served)
     model = request_body.get("json", {}).get("model") if isinstance(request_body.get("json"), dict) else None
     headers = tuple(
-        (k, v) for k, v in (response.get("headers") or {}).items() if k.lower() not in _HOP_HEADERS
+        (k, served.serve(v))
+        for k, v in (response.get("headers") or {}).items()
+        if k.lower() not in _HOP_HEADERS
     )
     return Recording(
         fixture=name,
@@ -68,7 +91,7 @@ def _recording(name: str, item: dict) -> Recording:
         model=model if isinstance(model, str) else None,
         status=response["status"],
         headers=headers,
-        body=b"".join(events) if events is not None else body_bytes(body),
+        body=body,
         events=events,
     )
 
@@ -83,7 +106,9 @@ def index_recordings(recordings: tuple[Recording, ...] | list[Recording]) -> dic
 def load(path: Path, secrets: Secrets) -> LoadedFixture:
     doc = fx.read_fixture(path, secrets)
     name = doc["name"]
-    recordings = tuple(_recording(name, item) for item in fx.model_interactions(doc))
+    items = fx.model_interactions(doc)
+    served = _learn(items)
+    recordings = tuple(_recording(name, item, served) for item in items)
     tools = tuple(load_recording(name, item, secrets) for item in fx.tool_interactions(doc))
     return LoadedFixture(
         name,
@@ -93,6 +118,7 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
         doc.get("source", {}),
         doc.get("tools", {}),
         tools,
+        served.back,
     )
 
 

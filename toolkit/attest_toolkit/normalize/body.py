@@ -11,9 +11,11 @@ from urllib.parse import unquote_plus
 
 from ..errors import FixtureError
 from ..secrets import REDACTED, Secrets, is_secret_param
+from .multipart import parse_multipart
 from .sse import split_sse
 
-Body = dict[str, Any]  # {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"base64": str} | {}
+# {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"multipart": [part, ...]} | {"base64": str} | {}
+Body = dict[str, Any]
 
 PROVIDERS = ("openai", "anthropic", "otlp")
 _ANTHROPIC_PATH = re.compile(r"(?:^|/)v1/(?:messages|complete)(?:/|$)")
@@ -45,16 +47,20 @@ def _media_type(content_type: str | None) -> str:
 def parse_body(raw: bytes, content_type: str | None) -> Body:
     """The fixture form of a body: JSON parsed, SSE split into events, other text as text.
 
-    Bytes that are not UTF-8 are the only ones stored as base64. Without a content type (a request
-    body), JSON is tried first.
+    An upload (multipart/form-data) becomes its parts. Other bytes that are not UTF-8 are the only ones
+    stored as base64. Without a content type (a request body), JSON is tried first.
     """
     if not raw:
         return {}
+    media = _media_type(content_type)
+    if media in ("", "multipart/form-data") and raw[:2] == b"--":
+        parts = parse_multipart(raw)
+        if parts is not None:
+            return {"multipart": parts}
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return {"base64": base64.b64encode(raw).decode("ascii")}
-    media = _media_type(content_type)
     if media == "text/event-stream":
         return {"sse": split_sse(text)}
     if not media or "json" in media:

@@ -116,6 +116,8 @@ def _body_value(body: Body) -> Any:
         return body["text"]
     if "base64" in body:
         return {"base64": body["base64"]}
+    if "multipart" in body:
+        return {"multipart": body["multipart"]}  # an upload: its parts are its params
     return None
 
 

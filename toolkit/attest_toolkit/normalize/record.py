@@ -42,6 +42,8 @@ class Templater:
         self.secrets = secrets
         self._numbering = Numbering(renumber=False)
         self._walker = Walker(secrets, self._numbering.apply)
+        # Responses: only ids and timestamps that are values of their own (see volatile._whole).
+        self._response_walker = Walker(secrets, self._numbering.apply_value)
 
     def text(self, text: str) -> str:
         return self._walker.text(text)
@@ -72,16 +74,24 @@ class Templater:
         if isinstance(value, dict):
             # Tool results are stored literally (only redacted): matching compares them as they are.
             return {"json": self._walker.walk_request(value, _CONVERSATION_KEYS)}
-        return self._body(body)
-
-    def _body(self, body: Body) -> Body:
-        if "json" in body:
-            return {"json": self._walker.walk(body["json"])}
-        if "sse" in body:
-            return {"sse": [self.text(event) for event in body["sse"]]}
+        if "json" in body or "multipart" in body:
+            return {k: self._walker.walk(v) for k, v in body.items()}
         if "text" in body:
             return {"text": self.text(body["text"])}
         return dict(body)
+
+    def _body(self, body: Body) -> Body:
+        """A response body."""
+        if "json" in body:
+            return {"json": self._response_walker.walk(body["json"])}
+        if "sse" in body:
+            return {"sse": [self._quoted(event) for event in body["sse"]]}
+        if "text" in body:
+            return {"text": self._quoted(body["text"])}
+        return dict(body)
+
+    def _quoted(self, text: str) -> str:
+        return self._numbering.apply_quoted(self._walker.redact(text))
 
     def _headers(self, headers: list[tuple[str, str]]) -> dict[str, str]:
         kept: dict[str, str] = {}
@@ -89,5 +99,5 @@ class Templater:
             lowered = name.lower()
             if lowered in KEPT_HEADERS and lowered not in kept:
                 value = self._walker.redact(value)
-                kept[lowered] = self._numbering.apply(value) if KEPT_HEADERS[lowered] else value
+                kept[lowered] = self._numbering.apply_value(value) if KEPT_HEADERS[lowered] else value
         return kept

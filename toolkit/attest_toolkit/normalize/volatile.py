@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 
 # Prefixes of provider-generated ids, separator included. The tail after the prefix must look random
 # (16+ letters and digits, mixing letters and digits or upper and lower case: OpenAI's chatcmpl- tails
@@ -125,6 +126,22 @@ def _value_start(text: str, m: re.Match[str]) -> int | None:
     return at  # a placeholder
 
 
+# What a response says is content: an id or a timestamp is templated there only where it is a value of
+# its own, never inside text (a fetched page's "the@agent.instructions", a UUID in a tool's output, a
+# signed image URL, an id quoted in an error message), and an email never is.
+def _whole(text: str, start: int, end: int) -> bool:
+    return start == 0 and end == len(text)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    return (
+        start > 0
+        and text[start - 1] == '"'
+        and (start < 2 or text[start - 2] != "\\")
+        and text[end : end + 1] == '"'
+    )
+
+
 class Numbering:
     """Numbers volatile values by first occurrence, one counter per kind.
 
@@ -159,11 +176,24 @@ class Numbering:
 
     def apply(self, text: str) -> str:
         """`text` with each volatile value replaced by its placeholder."""
+        return self._apply(text, None)
+
+    def apply_value(self, text: str) -> str:
+        """`text` templated only if all of it is one id or timestamp (a JSON string of a response)."""
+        return self._apply(text, _whole)
+
+    def apply_quoted(self, text: str) -> str:
+        """JSON text (an SSE event) with only the ids and timestamps that are a whole string value."""
+        return self._apply(text, _quoted)
+
+    def _apply(self, text: str, where: Callable[[str, int, int], bool] | None) -> str:
         parts: list[str] = []
         done = 0
         for m in _ANCHOR.finditer(text):
             start = _value_start(text, m)
             if start is None or start < done:
+                continue
+            if where is not None and (m.lastgroup == "domain" or not where(text, start, m.end())):
                 continue
             parts.append(text[done:start])
             parts.append(self._replacement(text, start, m))

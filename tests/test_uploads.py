@@ -1,0 +1,97 @@
+"""Uploads (multipart/form-data, with a random boundary each time) match by their parts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+from attest_toolkit import fixture as fx
+from attest_toolkit.capture import capture
+from attest_toolkit.engine import Engine
+from attest_toolkit.importer import import_cassettes
+from attest_toolkit.secrets import Secrets
+from capture_helpers import capture_env
+from conftest import REAL_CASSETTES, clean_env
+from upstream import FakeUpstream, Reply
+
+FILE_OBJECT = {
+    "id": "file-U6Ke78qu8nkANsrCrjoYBr",
+    "object": "file",
+    "bytes": 11,
+    "created_at": 1764569740,
+    "filename": "notes.txt",
+    "purpose": "assistants",
+    "status": "processed",
+}
+UPLOAD = """
+import openai, sys
+client = openai.OpenAI(max_retries=0)
+print(client.files.create(file=("notes.txt", sys.argv[1].encode(), "text/plain"), purpose="assistants").id)
+"""
+
+
+def upload(env: dict[str, str], content: bytes) -> openai.types.FileObject:
+    client = openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+    return client.files.create(file=("notes.txt", content, "text/plain"), purpose="assistants")
+
+
+@pytest.fixture
+def captured(fixtures_dir: Path) -> Path:
+    with FakeUpstream([Reply(body=json.dumps(FILE_OBJECT).encode())]) as upstream:
+        done = capture(
+            [sys.executable, "-c", UPLOAD, "hello world"],
+            "upload",
+            fixtures_dir=fixtures_dir,
+            env=capture_env(upstream.url),
+        )
+    return done.path
+
+
+def test_an_upload_is_stored_as_its_parts(captured: Path):
+    request = fx.model_interactions(fx.read_fixture(captured))[0]["request"]
+    purpose, file = request["multipart"]
+    assert purpose == {"name": "purpose", "value": "assistants"}
+    assert (file["name"], file["filename"], file["content_type"], file["size"]) == (
+        "file",
+        "notes.txt",
+        "text/plain",
+        11,
+    )
+    assert "hello world" not in json.dumps(request)  # the file's content is stored as its hash
+
+
+def test_a_captured_upload_replays_strict_with_a_new_boundary(captured: Path):
+    with Engine(clean_env()) as engine:
+        sid, env = engine.open_session([captured], "strict")
+        assert upload(env, b"hello world").filename == "notes.txt"
+        summary = engine.close_session(sid)
+    assert (summary["replayed"], summary["misses"]) == (1, 0)
+
+
+def test_a_changed_upload_misses_naming_the_params(captured: Path):
+    with Engine(clean_env()) as engine:
+        sid, env = engine.open_session([captured], "strict")
+        with pytest.raises(openai.BadRequestError, match=r"replay miss: params changed"):
+            upload(env, b"hello there")
+        summary = engine.close_session(sid)
+    assert summary["misses"] == 1
+
+
+CREWAI_UPLOAD = REAL_CASSETTES.parent / "real-cassettes-extra/anthropic"
+CREWAI_UPLOAD = CREWAI_UPLOAD / "crw_TestCrewMultimodalFileUpload.test_image_upload_anthropic.yaml"
+
+
+@pytest.mark.skipif(not CREWAI_UPLOAD.exists(), reason=f"no shared cassette {CREWAI_UPLOAD}")
+def test_the_importer_decodes_crewai_base64_uploads(tmp_path: Path):
+    result = import_cassettes([CREWAI_UPLOAD], "crewai", tmp_path, secrets=Secrets())
+    request = fx.model_interactions(fx.read_fixture(result.path))[0]["request"]
+    (part,) = request["multipart"]
+    assert (part["name"], part["filename"], part["content_type"]) == (
+        "file",
+        "revenue_chart.png",
+        "image/png",
+    )
+    assert part["size"] > 1000

@@ -1,0 +1,145 @@
+"""Replayed values: each placeholder served as a valid value of the provider's shape, and mapped back.
+
+A fixture stores volatile values as placeholders (`toolu_{{id_2}}`). Clients check id shapes (LiteLLM
+rewrites an Anthropic tool id that is not `^[a-zA-Z0-9_-]+$`), and a live call after replayed turns
+sends the ids back to a provider, so replay serves a real-looking value for each placeholder instead:
+the tail an id of that prefix has at that provider (`toolu_01` and 22 letters and digits, `resp_` and
+50 hex digits), a UUID for a bare id, an ISO timestamp. The value depends only on the placeholder and
+its shape, so it is the same on every run, and the agent sending it back is mapped to the placeholder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from dataclasses import dataclass
+
+from .volatile import ID_PREFIXES, PLACEHOLDER
+
+_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_HEX = "0123456789abcdef"
+
+
+@dataclass(frozen=True)
+class Shape:
+    alphabet: str
+    length: int
+    lead: str = ""  # fixed characters the provider puts first (Anthropic's "01")
+
+
+# The tail after each prefix, as the providers issue them (measured on recorded traffic).
+_OPENAI_HEX = Shape(_HEX, 50)
+_ANTHROPIC = Shape(_BASE62, 22, "01")
+_DEFAULT = Shape(_BASE62, 24)
+_SHAPES: dict[tuple[str, str], Shape] = {
+    ("openai", "chatcmpl-"): Shape(_BASE62, 29),
+    ("openai", "cmpl-"): Shape(_BASE62, 29),
+    ("openai", "call_"): Shape(_BASE62, 24),
+    ("openai", "file-"): Shape(_BASE62, 22),
+    ("openai", "req_"): Shape(_HEX, 32),
+    **{
+        ("openai", p): _OPENAI_HEX
+        for p in ("resp_", "msg_", "fc_", "rs_", "ws_", "mcp_", "mcpr_", "ig_", "ci_", "cntr_", "ctc_")
+    },
+    ("openai", "conv_"): Shape(_HEX, 48),
+    **{
+        ("anthropic", p): _ANTHROPIC
+        for p in ("toolu_", "srvtoolu_", "mcptoolu_", "msg_", "req_", "file_", "msgbatch_")
+    },
+}
+# Where a served value may start: the candidates `restore` looks up (one scan, then a dict lookup).
+_CANDIDATE = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|attest-[0-9]+@example\.com"
+    r"|[0-9A-Za-z]{16,}"
+)
+_PREFIXED = re.compile(r"([a-z]+[-_])?\{\{(id|ts|email)_([0-9]+)\}\}")
+
+
+def _digest_chars(seed: str, alphabet: str, length: int) -> str:
+    digest = hashlib.sha256(seed.encode()).digest() * 2
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:length])
+
+
+def _mixed(tail: str) -> bool:
+    """Looks random to the volatile scan (letters and digits), so a served id is still an id there."""
+    return any(c.isdigit() for c in tail) and any(c.isalpha() for c in tail)
+
+
+def id_tail(number: int, prefix: str, provider: str) -> str:
+    """The tail served for `{{id_N}}` after `prefix` (a UUID when there is no prefix)."""
+    if not prefix:
+        hexes = _digest_chars(f"uuid:{number}", _HEX, 32)
+        hexes = hexes[:12] + "4" + hexes[13:16] + "8" + hexes[17:]  # version 4, RFC 4122 variant
+        return f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
+    shape = _SHAPES.get((provider, prefix), _DEFAULT)
+    salt = 0
+    while True:
+        tail = shape.lead + _digest_chars(f"{prefix}{number}:{salt}", shape.alphabet, shape.length)
+        if _mixed(tail):
+            return tail
+        salt += 1
+
+
+def served_value(kind: str, number: int, prefix: str = "", provider: str = "openai") -> str:
+    """The value served for a placeholder of `kind` ("id", "ts", "email")."""
+    if kind == "ts":
+        minutes, seconds = divmod(number, 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"2025-01-01T{hours % 24:02d}:{minutes:02d}:{seconds:02d}Z"
+    if kind == "email":
+        return f"attest-{number}@example.com"
+    return id_tail(number, prefix if prefix in ID_PREFIXES else "", provider)
+
+
+class Served:
+    """The values served for the placeholders of some fixtures, and the way back.
+
+    `learn` fixes each placeholder's shape at its first occurrence (the prefix in front of it), so
+    every occurrence of `{{id_3}}` is served as the same value and maps back to the same placeholder.
+    """
+
+    def __init__(self) -> None:
+        self._forward: dict[tuple[str, int], str] = {}  # ("id", 3) -> tail
+        self.back: dict[str, str] = {}  # tail -> "{{id_3}}"
+
+    def learn(self, text: str, provider: str) -> None:
+        for m in _PREFIXED.finditer(text):
+            kind, number = m.group(2), int(m.group(3))
+            if (kind, number) not in self._forward:
+                value = served_value(kind, number, m.group(1) or "", provider)
+                self._forward[kind, number] = value
+                self.back.setdefault(value, f"{{{{{kind}_{number}}}}}")
+
+    def serve(self, text: str) -> str:
+        """`text` with each placeholder replaced by its served value."""
+        if "{{" not in text:
+            return text
+        return PLACEHOLDER.sub(lambda m: self._value(m.group("kind"), int(m.group("number"))), text)
+
+    def _value(self, kind: str, number: int) -> str:
+        found = self._forward.get((kind, number))
+        if found is None:  # a placeholder seen only here (headers, paths): shaped without a prefix
+            found = self._forward[kind, number] = served_value(kind, number)
+            self.back.setdefault(found, f"{{{{{kind}_{number}}}}}")
+        return found
+
+
+def restore(text: str, back: dict[str, str]) -> str:
+    """`text` with every served value the agent sent back replaced by its placeholder."""
+    if not back:
+        return text
+    return _CANDIDATE.sub(lambda m: back.get(m.group(0), m.group(0)), text)
+
+
+def restore_bytes(raw: bytes, back: dict[str, str]) -> bytes:
+    """`restore` for a request body; bytes that are not UTF-8 (an upload) are left as they are."""
+    if not back or not raw:
+        return raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    return restore(text, back).encode("utf-8")
