@@ -81,6 +81,20 @@ def chat_response(
     }
 
 
+def message_response(text: str = "Hi!", *, model: str = "claude-haiku-4-5") -> dict:
+    """An Anthropic Messages reply holding one text block."""
+    return {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 2},
+    }
+
+
 def exchange(
     request: dict, response: dict, *, path: str = "/v1/chat/completions", status: int = 200
 ) -> Exchange:

@@ -136,7 +136,8 @@ def test_a_failing_command_exits_1(tmp_path, fixtures_dir):
         replay_args(fixtures_dir, "--mode", "strict", command=[sys.executable, "-c", "raise SystemExit(4)"])
     )
     assert proc.returncode == 1
-    assert proc.stdout.splitlines()[-1] == "attest replay: 0 replayed · 0 live model calls · $0.00"
+    last = "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 recordings unused"
+    assert proc.stdout.splitlines()[-1] == last
 
 
 def test_strict_never_forwards_even_with_the_key(tmp_path, fixtures_dir):
@@ -198,7 +199,8 @@ def test_unpriced_live_calls_are_shown(tmp_path, fixtures_dir):
             env=env,
         )
     assert (
-        proc.stdout.splitlines()[-1] == "attest replay: 0 replayed · 1 live model calls · $0.00 (+1 unpriced)"
+        proc.stdout.splitlines()[-1]
+        == "attest replay: 0 replayed · 1 live model calls · $0.00 (+1 unpriced) · 1 recordings unused"
     )
 
 

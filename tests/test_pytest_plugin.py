@@ -77,6 +77,7 @@ def test_hello(attest_replay):
         "live": 0,
         "live_cost_usd": 0.0,
         "unpriced": 0,
+        "unused": 0,
         "misses": 0,
     }
 
@@ -173,7 +174,7 @@ def test_an_auto_miss_with_the_key_goes_live_and_is_counted(suite, monkeypatch):
     result.assert_outcomes(passed=1)
     assert len(upstream.requests) == 1
     assert report_of(suite)["summary"]["replay"]["live"] == 1
-    assert "attest replay: 0 replayed · 1 live model calls · $0.00" in result.outlines
+    assert "attest replay: 0 replayed · 1 live model calls · $0.00 · 1 recordings unused" in result.outlines
     assert any("priced from the built-in table of" in line for line in result.outlines)
 
 

@@ -101,6 +101,7 @@ def test_build_report_counts_outcomes_and_replay_totals() -> None:
         "live": 3,
         "misses": 1,
         "unpriced": 1,
+        "unused": 0,
         "live_cost_usd": 0.3,
         "not_evaluated": 1,
     }

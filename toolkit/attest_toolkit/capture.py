@@ -20,12 +20,14 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import aiohttp
 from aiohttp import web
 
 from .engine.background import BackgroundServer
@@ -41,6 +43,7 @@ from .fixture import (
 )
 from .normalize import Exchange, Templater
 from .progress import ProgressLine
+from .provider_env import proxy_env
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
 from .tools.record import ToolRecorder
@@ -86,6 +89,13 @@ def bad_gateway(provider: str, message: str) -> web.Response:
     return web.json_response(body, status=502, headers={"x-should-retry": "false"})
 
 
+def unreachable(upstream: str, exc: BaseException) -> str:
+    """ "cannot resolve HOST" when the name does not resolve, else "cannot reach URL (reason)"."""
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, socket.gaierror):
+        return f"cannot resolve {exc.host}"
+    return f"cannot reach {upstream} ({reason_of(exc)})"
+
+
 async def _mark_started(request: web.Request, _response: web.StreamResponse) -> None:
     request[_STARTED] = True
 
@@ -120,12 +130,7 @@ class RecordingApp:
         return app
 
     def child_env(self) -> dict[str, str]:
-        return {
-            "OPENAI_BASE_URL": f"{self.base_url}/openai/v1",
-            "ANTHROPIC_BASE_URL": f"{self.base_url}/anthropic",
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{self.base_url}/otlp/v1/traces",
-            **self.tools.child_env(self.base_url),
-        }
+        return {**proxy_env(self.base_url), **self.tools.child_env(self.base_url)}
 
     def scan_secrets(self) -> Secrets:
         """The run's secrets plus the keys the command sent in its headers, for the write-time scan."""
@@ -183,12 +188,11 @@ class RecordingApp:
         self, request: web.Request, provider: str, path: str, exc: BaseException
     ) -> web.StreamResponse:
         what = f"{request.method} {path}"
-        upstream = self.live.upstreams[provider]
+        upstream = self.live.upstreams[provider].base
         if not request.get(_STARTED):
-            message = self.secrets.redact(
-                f"attest capture: cannot reach {upstream} for {what} ({reason_of(exc)})"
-            )
-            self.fail(f"{what}: cannot reach {upstream} ({reason_of(exc)}); the command got a 502")
+            problem = unreachable(upstream, exc)
+            message = self.secrets.redact(f"attest capture: {problem} for {what}")
+            self.fail(f"{what}: {problem}; the command got a 502")
             return bad_gateway(provider, message)
         transport = request.transport
         if transport is None or transport.is_closing():

@@ -26,6 +26,7 @@ DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path("
 DEFAULTS: dict[str, Any] = {
     "failures": "block",
     "misses": "block",
+    "unused": "warn",
     "not_evaluated": "report",
     "max_live_calls": 0,
     "max_live_tool_calls": 0,
@@ -276,6 +277,13 @@ def _ids(tests: Iterable[Test]) -> list[str]:
     return [t["id"] for t in tests]
 
 
+def _counted(report: Report, tests: list[Test], key: str, scope: int) -> tuple[int, list[str]]:
+    """How many `key` a scope's tests counted (the policy's own scope also gets what was counted
+    outside any test), and the tests that counted some."""
+    actual = int(_replay_sum(tests, key) + (_unattributed(report, key) if scope == TOP else 0))
+    return actual, _ids(t for t in tests if (t.get("replay") or {}).get(key, 0) > 0)
+
+
 def _count_limit(rule: str, key: str) -> Callable[[Report, Policy, _Scopes], list[RuleResult]]:
     """A rule that caps a count of the tests it covers (live model calls, live tool calls)."""
 
@@ -283,8 +291,7 @@ def _count_limit(rule: str, key: str) -> Callable[[Report, Policy, _Scopes], lis
         results = []
         for scope, tests in scopes.groups(rule).items():
             limit = policy.setting(rule, scope)
-            actual = int(_replay_sum(tests, key) + (_unattributed(report, key) if scope == TOP else 0))
-            involved = _ids(t for t in tests if (t.get("replay") or {}).get(key, 0) > 0)
+            actual, involved = _counted(report, tests, key, scope)
             status = "ok" if actual <= limit else "blocked"
             results.append(RuleResult(rule, policy.scope_label(scope), limit, actual, status, involved))
         return results
@@ -326,10 +333,22 @@ def _misses(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]
         # decides about it (the seed: "exit 2 unless the policy blocks it"), not this one.
         tests = [t for t in group if t["outcome"] != "not_evaluated"]
         limit = policy.setting("misses", scope)
-        actual = int(_replay_sum(tests, "misses") + (_unattributed(report, "misses") if scope == TOP else 0))
-        involved = _ids(t for t in tests if (t.get("replay") or {}).get("misses", 0) > 0)
+        actual, involved = _counted(report, tests, "misses", scope)
         status = "blocked" if actual and limit == "block" else "ok"
         results.append(RuleResult("misses", policy.scope_label(scope), limit, actual, status, involved))
+    return results
+
+
+def _unused(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
+    results = []
+    for scope, tests in scopes.groups("unused").items():
+        limit = policy.setting("unused", scope)
+        actual, involved = _counted(report, tests, "unused", scope)
+        status = "blocked" if actual and limit == "block" else "ok"
+        detail = f"warning: {actual} recordings unused" if actual and limit == "warn" else None
+        results.append(
+            RuleResult("unused", policy.scope_label(scope), limit, actual, status, involved, detail)
+        )
     return results
 
 
@@ -401,6 +420,7 @@ _RULES = {
     "max_live_tool_calls": _count_limit("max_live_tool_calls", "tool_live"),
     "max_live_cost_usd": _live_cost,
     "misses": _misses,
+    "unused": _unused,
     "failures": _failures,
     "not_evaluated": _not_evaluated,
     "require_egress": _egress,

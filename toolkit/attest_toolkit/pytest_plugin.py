@@ -23,17 +23,12 @@ from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
+from .provider_env import ALL_VARS
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
-ENV_VARS = (
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-)
+ENV_VARS = (*ALL_VARS, "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
 PROPERTY = "attest_replay"
@@ -250,6 +245,7 @@ class AttestPlugin:
             "live": sum(r["live"] for r in replays),
             "live_cost_usd": round(sum(r["live_cost_usd"] for r in replays), 6),
             "unpriced": sum(r["unpriced"] for r in replays),
+            "unused": sum(r.get("unused", 0) for r in replays),
             "misses": len(misses),
         }
         for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
@@ -367,7 +363,7 @@ class AttestPlugin:
         return text[-4000:] if text else getattr(report, "wasxfail", None) or None
 
     def totals(self) -> dict[str, Any]:
-        keys = ("replayed", "live", "live_cost_usd", "unpriced", *TOOL_COUNTS)
+        keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)
         return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -30,7 +30,7 @@ EGRESS_MODES = ("none", "guard", "off")
 # Counts only some runs have: tool-channel requests served from fixtures and live, and model requests
 # served despite a change under lenient matching (drift). Absent when zero, so older reports read the same.
 TOOL_COUNTS = ("tool_replayed", "tool_live", "drift")
-REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced")
+REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced", "unused")
 
 Report = dict[str, Any]
 Test = dict[str, Any]

@@ -22,16 +22,24 @@ __all__ = [
 
 
 def summary_line(
-    replayed: int, live: int, live_cost_usd: float, unpriced: int = 0, tools: tuple[int, int] = (0, 0)
+    replayed: int,
+    live: int,
+    live_cost_usd: float,
+    unpriced: int = 0,
+    tools: tuple[int, int] = (0, 0),
+    unused: int = 0,
 ) -> str:
     """`4 replayed · 0 live model calls · $0.00`, with `(+N unpriced)` when some live calls had no price,
-    and `· 3 tool calls replayed · 0 live tool calls` when the run had a tool channel."""
+    `· 3 tool calls replayed · 0 live tool calls` when the run had a tool channel, and
+    `· N recordings unused` when the agent did not make every recorded call (a call that went around
+    the proxy, to a provider directly, leaves its recording unused). Callers pass `unused` only for a
+    replay without misses: a miss already says why a recording went unused."""
     # The wording is fixed, "1 live model calls" included, so that logs and checks can match it.
     line = f"{replayed} replayed · {live} live model calls · ${live_cost_usd:.2f}"
     line = f"{line} (+{unpriced} unpriced)" if unpriced else line
     if any(tools):
         line += f" · {tools[0]} tool calls replayed · {tools[1]} live tool calls"
-    return line
+    return f"{line} · {unused} recordings unused" if unused else line
 
 
 def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
@@ -41,8 +49,17 @@ def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
 def replay_line(counts: Mapping[str, Any]) -> str:
     """`attest replay: 4 replayed · 0 live model calls · $0.00`, from a replay's counts."""
     return "attest replay: " + summary_line(
-        counts["replayed"], counts["live"], counts["live_cost_usd"], counts["unpriced"], tool_counts(counts)
+        counts["replayed"],
+        counts["live"],
+        counts["live_cost_usd"],
+        counts["unpriced"],
+        tool_counts(counts),
+        _unused(counts),
     )
+
+
+def _unused(counts: Mapping[str, Any]) -> int:
+    return 0 if counts.get("misses") else int(counts.get("unused", 0))
 
 
 def price_note() -> str:
@@ -69,7 +86,12 @@ MIN_CHARS = 200
 def report_summary_line(report: Report) -> str:
     replay = report["summary"]["replay"]
     return summary_line(
-        replay["replayed"], replay["live"], replay["live_cost_usd"], replay["unpriced"], tool_counts(replay)
+        replay["replayed"],
+        replay["live"],
+        replay["live_cost_usd"],
+        replay["unpriced"],
+        tool_counts(replay),
+        _unused(replay),
     )
 
 

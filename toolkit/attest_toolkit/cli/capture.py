@@ -69,10 +69,15 @@ def capture(
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
-    CMD gets OPENAI_BASE_URL, ANTHROPIC_BASE_URL and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointed at the
-    proxy; its calls go upstream with its own keys. Each --tool VAR is pointed at the proxy too, which
-    records the tool channel (MCP over HTTP, plain HTTP); `attest tool stdio` records stdio servers.
-    Secrets and request headers are never stored.
+    CMD gets every base-URL variable the common SDKs and frameworks read (OPENAI_BASE_URL,
+    OPENAI_API_BASE, ANTHROPIC_BASE_URL, ANTHROPIC_API_URL, ANTHROPIC_API_BASE) and
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointed at the proxy; its calls go upstream with its own keys.
+    Each --tool VAR is pointed at the proxy too, which records the tool channel (MCP over HTTP, plain
+    HTTP); `attest tool stdio` records stdio servers. Secrets and request headers are never stored.
+
+    The upstream is ATTEST_OPENAI_UPSTREAM / ATTEST_ANTHROPIC_UPSTREAM if set, else your own base URL
+    from those variables (Azure, a LiteLLM proxy, vLLM, a company gateway; with or without /v1), else
+    api.openai.com / api.anthropic.com.
     The fixture (mode 0600) is written only if CMD exits 0 (non-zero with --expect-fail), made at
     least one model call, and no call failed on the way; otherwise the old fixture stays as it was.
 

@@ -10,12 +10,15 @@ import asyncio
 import hmac
 import json
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
 
 from ..normalize import Exchange, split_sse
+from ..provider_env import user_base_url
 from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
 UPSTREAMS = {
@@ -39,9 +42,44 @@ def reason_of(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def upstream_for(provider: str, env: Mapping[str, str]) -> str:
+@dataclass(frozen=True)
+class Upstream:
+    """Where a provider's calls go: `base` + the path the agent asked for (which starts with /v1)."""
+
+    base: str
+    drop_v1: bool = False  # an OpenAI base URL without /v1: the SDK calls `<base>/chat/completions`
+
+    def url(self, path: str) -> str:
+        return self.base + (path[3:] if self.drop_v1 and path.startswith("/v1/") else path)
+
+
+def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
+    """ATTEST_<PROVIDER>_UPSTREAM; else the user's own base URL (their gateway); else the provider.
+
+    A base URL is taken with or without a trailing /v1, as the SDKs take it."""
     var, default = UPSTREAMS[provider]
-    return (env.get(var) or default).rstrip("/")
+    explicit = env.get(var, "").strip()
+    if explicit:
+        return Upstream(explicit.rstrip("/").removesuffix("/v1"))
+    own = (user_base_url(provider, env) or "").strip().rstrip("/")
+    if not own:
+        return Upstream(default)
+    if own.endswith("/v1"):
+        return Upstream(own[:-3])
+    return Upstream(own, drop_v1=provider == "openai")
+
+
+# The events that end a stream: after one of them the answer is complete, whatever follows.
+_STREAM_END = re.compile(
+    rb"^data: *\[DONE\]|^event: *message_stop|^event: *done\b"
+    rb'|"type" *: *"response\.(?:completed|incomplete|failed)"',
+    re.MULTILINE,
+)
+
+
+def stream_complete(body: bytes) -> bool:
+    """True once a streamed answer's terminal event has arrived."""
+    return _STREAM_END.search(body) is not None
 
 
 def usage_of(body: bytes, content_type: str) -> Usage | None:
@@ -95,7 +133,7 @@ class LiveForwarder:
         on_exchange: OnExchange | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """Send the request upstream and stream the answer back; returns the response and its body."""
-        return await self.forward_to(request, self.upstreams[provider] + path, path, raw, on_exchange)
+        return await self.forward_to(request, self.upstreams[provider].url(path), path, raw, on_exchange)
 
     async def forward_to(
         self,
@@ -123,9 +161,9 @@ class LiveForwarder:
             writable = True
             async for chunk in upstream.content.iter_any():
                 chunks.append(chunk)
-                writable = writable and await _write(response, chunk, keep_reading)
+                writable = writable and await _write(response, chunk, keep_reading, chunks)
             if writable:
-                await _write(response, None, keep_reading)
+                await _write(response, None, keep_reading, chunks)
         body = b"".join(chunks)
         if on_exchange is not None:
             exchange = Exchange(
@@ -149,12 +187,18 @@ class LiveForwarder:
         return cost_usd(model, usage_of(body, content_type))
 
 
-async def _write(response: web.StreamResponse, chunk: bytes | None, tolerate_hangup: bool) -> bool:
-    """Write a chunk (None: the end); False when the client has gone and that is tolerated."""
+async def _write(
+    response: web.StreamResponse, chunk: bytes | None, tolerate_hangup: bool, received: list[bytes]
+) -> bool:
+    """Write a chunk (None: the end); False when the client has gone and that is tolerated.
+
+    A hang-up after a stream's terminal event is always tolerated: the official SDKs close the
+    connection as soon as they read `data: [DONE]`, while the provider may still send its last
+    bytes, and the answer is whole. A client that leaves before it cut the answer short."""
     try:
         await (response.write(chunk) if chunk is not None else response.write_eof())
     except ConnectionResetError:
-        if not tolerate_hangup:
+        if not (tolerate_hangup or stream_complete(b"".join(received))):
             raise
         return False
     return True

@@ -19,6 +19,8 @@ from aiohttp import web
 
 from ..errors import AttestError
 from ..normalize import parse_body, request_key
+from ..normalize.served import restore, restore_bytes
+from ..provider_env import proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
@@ -99,11 +101,7 @@ class ReplayApp:
 
     def session_env(self, sid: str) -> dict[str, str]:
         prefix = f"{self.base_url}/r/{sid}"
-        env = {
-            "OPENAI_BASE_URL": f"{prefix}/openai/v1",
-            "ANTHROPIC_BASE_URL": f"{prefix}/anthropic",
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{prefix}/otlp/v1/traces",
-        }
+        env = proxy_env(prefix)
         for provider, var in KEY_VARS.items():
             if not self.live.keys.get(provider):
                 env[var] = PLACEHOLDER_KEY
@@ -131,8 +129,10 @@ class ReplayApp:
         path = "/" + request.match_info["tail"]
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
-        body = parse_body(raw, request.headers.get("content-type"))
-        rk = request_key(provider, request.method, path, request.query_string, body, self.secrets)
+        # The served ids the agent sends back are matched as the placeholders they stand for.
+        body = parse_body(restore_bytes(raw, session.served), request.headers.get("content-type"))
+        path, query = restore(path, session.served), restore(request.query_string, session.served)
+        rk = request_key(provider, request.method, path, query, body, self.secrets)
         found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
         if isinstance(found, Recording):
             session.counters.replayed += 1
@@ -161,7 +161,11 @@ class ReplayApp:
             return miss_response(provider, "attest replay: live calls are off for this run")
         if model is None:
             model = (parse_body(raw, request.headers.get("content-type")).get("json") or {}).get("model")
-        response, body = await self.live.forward(request, provider, path, raw)
+        try:
+            response, body = await self.live.forward(request, provider, path, raw)
+        except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted
+            session.record_live(None)
+            return web.Response()  # its connection is closed, so aiohttp drops this quietly
         session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
         return response
 
