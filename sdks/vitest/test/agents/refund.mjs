@@ -26,8 +26,10 @@ function tools(description) {
   ];
 }
 
-// json.dumps of the Python agent's order record, byte for byte, so the tool result matches the fixture.
-const ORDERS = { "O-1042": '{"order_id": "O-1042", "amount": 42.0, "refunds": [42.0, 42.0]}' };
+// The text the example's orders MCP server (examples/orders_server.py) answers, byte for byte, so the
+// tool result matches the fixture. This agent answers the tool call itself, so the fixture's tool
+// recordings stay unused.
+const ORDERS = { "O-1042": '{\n  "order_id": "O-1042",\n  "amount": 42.0,\n  "refunds": [\n    42.0,\n    42.0\n  ]\n}' };
 
 /** Ask the agent; the client is built here, after useReplay, so it reads OPENAI_BASE_URL now. */
 export async function runRefundAgent(question = QUESTION, change = {}) {
