@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from functools import cache
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 from attest_toolkit.normalize import Exchange
+from conftest import REAL_CASSETTES
 
-REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))
+CASSETTES = REAL_CASSETTES
 FILES = sorted(CASSETTES.glob("*/*.yaml"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in FILES]
 

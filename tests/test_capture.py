@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import scripted
 from attest_toolkit import fixture as fx
 from capture_helpers import (
     ANTHROPIC_KEY,
@@ -25,7 +26,7 @@ from capture_helpers import (
     cassette_replies,
     run_attest,
 )
-from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
+from conftest import chat_request, chat_response, clean_env, exchange, needs_shared, write_fixture
 from upstream import FakeUpstream, Reply
 
 FLOW_CASSETTES = (
@@ -62,11 +63,18 @@ class Flow:
     captured: subprocess.CompletedProcess[str]
 
 
-@pytest.fixture(scope="module")
-def flow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flow]:
-    """The multi-turn agent captured once against the real cassettes' bytes; the upstream stays up."""
+def flow_replies_from(source: str) -> list[Reply]:
+    if source == "scripted":
+        return scripted.flow_replies()
+    return [reply for cassette in FLOW_CASSETTES for reply in cassette_replies(cassette)]
+
+
+@pytest.fixture(scope="module", params=["scripted", pytest.param("real", marks=needs_shared)])
+def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flow]:
+    """The multi-turn agent captured once, against the project's scripted answers and against the
+    real cassettes' bytes; the upstream stays up."""
     fixtures_dir = tmp_path_factory.mktemp("flow") / "fixtures"
-    replies = [reply for cassette in FLOW_CASSETTES for reply in cassette_replies(cassette)]
+    replies = flow_replies_from(request.param)
     with FakeUpstream(replies) as upstream:
         yield Flow(
             fixtures_dir, upstream, capture(fixtures_dir, upstream.url, "--", *agent("flow"), name="flow")
@@ -131,7 +139,7 @@ def test_the_fixture_holds_no_key_no_request_header_and_consistent_placeholders(
 
 
 def test_streaming_passes_through_as_it_arrives(fixtures_dir):
-    (reply,) = cassette_replies("openai/chat_text_stream.yaml")
+    reply = scripted.chat_text_stream()
     with GatedUpstream([reply], first_events=2) as upstream:
         env = capture_env(upstream.url)
         args = ["capture", "--name", "t", "--fixtures-dir", str(fixtures_dir), "--", *agent("stream")]
@@ -204,7 +212,7 @@ def test_a_real_5xx_is_recorded_as_it_happened_and_replays(fixtures_dir):
 
 @pytest.mark.parametrize("flags", [[], ["--expect-fail"]])
 def test_a_dropped_stream_reaches_the_agent_is_reported_and_nothing_is_written(fixtures_dir, flags):
-    (reply,) = cassette_replies("openai/chat_text_stream.yaml")
+    reply = scripted.chat_text_stream()
     reply.drop_after = 3
     old = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("old answer"))])
     before = old.read_bytes()

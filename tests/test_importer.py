@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import stat
 import zlib
@@ -22,11 +21,11 @@ from attest_toolkit.cli.fixture import register
 from attest_toolkit.engine import Engine
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.secrets import REDACTED, Secrets
+from conftest import REAL_CASSETTES, needs_shared
 from upstream import FakeUpstream, Reply
 
-REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))
-needs_real = pytest.mark.skipif(not CASSETTES.is_dir(), reason=f"no real cassettes under {CASSETTES}")
+CASSETTES = REAL_CASSETTES
+
 
 PLANTED = "sk-proj-" + "Zq8vN3kR7tW2xY5bC9dF1gH4jL6mP0sT"
 PLACEHOLDER = re.compile(r"\{\{id_[0-9]+\}\}")
@@ -117,7 +116,7 @@ def test_compressed_binary_bodies_are_stored_as_readable_text(tmp_path: Path, en
     assert "content-encoding" not in reply["headers"]
 
 
-@needs_real
+@needs_shared
 def test_real_gzip_cassettes_become_json_and_sse_text(tmp_path: Path) -> None:
     chat = import_cassettes([CASSETTES / "openai/chat_tools_chain_nonstream_gzip.yaml"], "chat", tmp_path)
     stream = import_cassettes([CASSETTES / "anthropic/messages_tool_use_stream_gzip.yaml"], "sse", tmp_path)
@@ -130,7 +129,7 @@ def test_real_gzip_cassettes_become_json_and_sse_text(tmp_path: Path) -> None:
     assert '"base64"' not in chat.path.read_text() + stream.path.read_text()
 
 
-@needs_real
+@needs_shared
 def test_pydantic_ai_parsed_body_form(tmp_path: Path) -> None:
     result = import_cassettes([CASSETTES / "openai/chat_tools_nonstream_parsed.yaml"], "pai", tmp_path)
 
@@ -179,7 +178,7 @@ def test_folded_yaml_strings_are_read_as_yaml(tmp_path: Path) -> None:
     ]
 
 
-@needs_real
+@needs_shared
 def test_mixed_quoted_sse_scalars_round_trip(tmp_path: Path) -> None:
     cassette = CASSETTES / "anthropic/messages_tool_chain_stream.yaml"
     recorded = [i["response"]["body"]["string"] for i in yaml.safe_load(cassette.read_text())["interactions"]]
@@ -434,7 +433,7 @@ def test_bad_name_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture
 # --- show and verify --------------------------------------------------------------------------------
 
 
-@needs_real
+@needs_shared
 def test_show_summarises_each_interaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cassette = CASSETTES / "anthropic/messages_parallel_tool_use_nonstream_parsed.yaml"
     import_cassettes([cassette], "parallel", tmp_path)

@@ -19,12 +19,11 @@ from attest_toolkit.normalize import (
     request_key,
 )
 from attest_toolkit.secrets import REDACTED, Secrets
-from normalize_cassettes import FILES, IDS, exchanges, request_json
+from conftest import needs_shared
+from normalize_cassettes import IDS, exchanges, request_json
 
 NO_SECRETS = Secrets.of([])
 NULL_HASH = hashlib.sha256(b"null").hexdigest()
-
-pytestmark = pytest.mark.skipif(not FILES, reason="the shared real cassettes are not available")
 
 
 def components(path: str, body: Any, query: str = "") -> dict[str, Any]:
@@ -38,6 +37,7 @@ def hashes(path: str, body: Any, query: str = "") -> dict[str, str]:
 # --- each provider's decomposition, on real recorded requests -------------------------------------
 
 
+@needs_shared
 def test_openai_chat_splits_system_messages_tools_params_and_model() -> None:
     body = request_json("openai/chat_tools_chain_nonstream_gzip", 2)
     got = components("/v1/chat/completions", body)
@@ -48,6 +48,7 @@ def test_openai_chat_splits_system_messages_tools_params_and_model() -> None:
     assert got["params"] == {"stream": False}
 
 
+@needs_shared
 def test_openai_chat_system_and_developer_messages_are_the_system_prompt() -> None:
     body = request_json("openai/error_400_chat_unsupported_role_parsed", 0)
     assert components("/v1/chat/completions", body)["system"] == [
@@ -73,6 +74,7 @@ def test_openai_chat_system_and_developer_messages_are_the_system_prompt() -> No
     assert got["params"] == {"temperature": 0.2, "response_format": {"type": "json_object"}}
 
 
+@needs_shared
 def test_openai_responses_splits_instructions_and_input_items() -> None:
     body = request_json("openai/responses_tool_use_nonstream_gzip", 1)
     got = components("/v1/responses", body)
@@ -97,6 +99,7 @@ def test_openai_responses_string_input_is_one_user_message() -> None:
     assert hashes("/v1/responses", listed) == hashes("/v1/responses", body)
 
 
+@needs_shared
 def test_anthropic_messages_split_and_the_query_is_a_param() -> None:
     body = request_json("anthropic/messages_parallel_tool_use_nonstream_parsed", 0)
     got = components("/v1/messages", body, "beta=true&limit=5")
@@ -111,6 +114,7 @@ def test_anthropic_messages_split_and_the_query_is_a_param() -> None:
     assert hashes("/v1/messages", body, "limit=5")["params"] != hashes("/v1/messages", body)["params"]
 
 
+@needs_shared
 @pytest.mark.parametrize(
     ("name", "path", "model"),
     [
@@ -161,6 +165,7 @@ ANTHROPIC_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+@needs_shared
 @pytest.mark.parametrize("component", COMPONENTS)
 @pytest.mark.parametrize(
     ("path", "original", "edits"),
@@ -202,6 +207,7 @@ def test_a_new_id_in_the_messages_does_not_renumber_the_system_prompt() -> None:
 # --- Claude Code's session ids, query-string credentials -------------------------------------------
 
 
+@needs_shared
 def test_anthropic_metadata_user_id_is_not_part_of_the_key() -> None:
     body = request_json("anthropic/messages_tool_use_roundtrip_nonstream", 0)
     first = {**body, "metadata": {"user_id": "user_4f1e_account_7c2a_session_9d3b"}}
@@ -212,6 +218,7 @@ def test_anthropic_metadata_user_id_is_not_part_of_the_key() -> None:
     assert hashes("/v1/messages", tagged)["params"] != hashes("/v1/messages", body)["params"]
 
 
+@needs_shared
 def test_secret_query_parameters_are_dropped_and_do_not_change_the_key() -> None:
     google_key = "AIza" + ("SyD3mo0nlyN0tAR3alK3yAtAll" + "0123456789")[:35]  # a Google API key's shape
     assert redact_query(f"beta=true&key={google_key}", NO_SECRETS) == "beta=true"
@@ -228,6 +235,7 @@ def test_secret_query_parameters_are_dropped_and_do_not_change_the_key() -> None
 # --- the stored key equals the live key ------------------------------------------------------------
 
 
+@needs_shared
 @pytest.mark.parametrize("name", IDS)
 def test_every_recorded_request_matches_its_templated_recording(name: str) -> None:
     templater = Templater(NO_SECRETS)
@@ -246,6 +254,7 @@ def test_every_recorded_request_matches_its_templated_recording(name: str) -> No
         assert all(len(h) == 64 and int(h, 16) >= 0 for h in live.hashes.values())
 
 
+@needs_shared
 def test_request_key_reports_the_model_as_sent() -> None:
     body = request_json("openai/chat_basic_nonstream", 0)
     assert (
@@ -254,6 +263,7 @@ def test_request_key_reports_the_model_as_sent() -> None:
     )
 
 
+@needs_shared
 def test_key_order_in_the_body_does_not_matter() -> None:
     body = request_json("anthropic/messages_tool_use_stream", 1)
     shuffled = json.loads(json.dumps(dict(reversed(list(body.items())))))

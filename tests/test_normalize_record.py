@@ -12,8 +12,8 @@ from anthropic.types import Message, RawMessageStreamEvent
 from attest_toolkit import fixture as fx
 from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse
 from attest_toolkit.secrets import REDACTED, Secrets
-from conftest import chat_request, exchange, sse_exchange
-from normalize_cassettes import FILES, IDS, exchanges
+from conftest import chat_request, exchange, needs_shared, sse_exchange
+from normalize_cassettes import IDS, exchanges
 from openai.types import CreateEmbeddingResponse
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
@@ -21,8 +21,6 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 NO_SECRETS = Secrets.of([])
 RAW_ID = re.compile(r"\b(?:chatcmpl-|call_|resp_|msg_|fc_|toolu_|req_)[A-Za-z0-9]{16,}")
-
-pytestmark = pytest.mark.skipif(not FILES, reason="the shared real cassettes are not available")
 
 
 def record_run(name: str, secrets: Secrets = NO_SECRETS) -> list[dict[str, Any]]:
@@ -42,6 +40,7 @@ def sse_data(events: list[str]) -> list[dict[str, Any]]:
 # --- one numbering for the whole run --------------------------------------------------------------
 
 
+@needs_shared
 def test_a_response_id_echoed_in_the_next_request_gets_the_same_placeholder() -> None:
     first, second = record_run("openai/responses_tool_use_stream")
     added = next(
@@ -56,6 +55,7 @@ def test_a_response_id_echoed_in_the_next_request_gets_the_same_placeholder() ->
     assert second_id != sse_data(first["response"]["body"]["sse"])[0]["response"]["id"]
 
 
+@needs_shared
 def test_numbering_is_consistent_across_a_three_call_chat_run() -> None:
     runs = record_run("openai/chat_tools_chain_nonstream_gzip")
     served = [run["response"]["body"]["json"]["choices"][0]["message"].get("tool_calls") for run in runs]
@@ -69,6 +69,7 @@ def test_numbering_is_consistent_across_a_three_call_chat_run() -> None:
     ]
 
 
+@needs_shared
 def test_anthropic_tool_use_ids_are_shared_between_response_and_next_request() -> None:
     first, second = record_run("anthropic/messages_parallel_tool_use_nonstream_parsed")
     served = [
@@ -82,6 +83,7 @@ def test_anthropic_tool_use_ids_are_shared_between_response_and_next_request() -
 # --- what is stored ------------------------------------------------------------------------------
 
 
+@needs_shared
 @pytest.mark.parametrize("name", IDS)
 def test_a_recorded_run_is_a_valid_fixture_without_raw_ids(name: str, tmp_path: Path) -> None:
     doc = fx.new_fixture("run", fx.new_source(["python", "agent.py"]), record_run(name))
@@ -91,6 +93,7 @@ def test_a_recorded_run_is_a_valid_fixture_without_raw_ids(name: str, tmp_path: 
     assert RAW_ID.findall(text) == []
 
 
+@needs_shared
 def test_only_the_headers_that_matter_for_replay_are_kept() -> None:
     stored = record_run("anthropic/messages_tool_use_stream_gzip")[0]
     headers = stored["response"]["headers"]
@@ -193,6 +196,7 @@ def _bodies(name: str) -> list[tuple[tuple[str, str], Any, Any]]:
     return found
 
 
+@needs_shared
 @pytest.mark.parametrize("name", IDS)
 def test_templated_responses_parse_in_the_official_sdk_models_wherever_the_recorded_ones_do(
     name: str,
@@ -210,6 +214,7 @@ def test_templated_responses_parse_in_the_official_sdk_models_wherever_the_recor
                 assert _validates(check, templated), f"{kind}: {json.dumps(templated)[:200]}"
 
 
+@needs_shared
 def test_core_responses_validate_strictly_after_templating() -> None:
     chat = record_run("openai/chat_tools_chain_nonstream_gzip")[0]["response"]["body"]["json"]
     completion = ChatCompletion.model_validate(chat)

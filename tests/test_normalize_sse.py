@@ -8,11 +8,10 @@ import json
 import pytest
 from attest_toolkit.errors import FixtureError
 from attest_toolkit.normalize import body_bytes, parse_body, provider_for, split_sse
+from conftest import needs_shared
 from hypothesis import given
 from hypothesis import strategies as st
-from normalize_cassettes import FILES, IDS, content_type, exchanges
-
-pytestmark = pytest.mark.skipif(not FILES, reason="the shared real cassettes are not available")
+from normalize_cassettes import IDS, content_type, exchanges
 
 SSE_BODIES = [
     pytest.param(exchange.response_body.decode("utf-8"), id=f"{name}#{i}")
@@ -22,10 +21,12 @@ SSE_BODIES = [
 ]
 
 
+@needs_shared
 def test_the_real_cassettes_have_streamed_bodies() -> None:
     assert len(SSE_BODIES) >= 15  # gzip ones included: every streaming cassette, both providers
 
 
+@needs_shared
 @pytest.mark.parametrize("text", SSE_BODIES)
 def test_split_sse_round_trips_every_recorded_stream(text: str) -> None:
     events = split_sse(text)

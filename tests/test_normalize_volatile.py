@@ -12,11 +12,10 @@ import pytest
 from attest_toolkit.normalize import Exchange, Templater, describe_components, key_of, request_key
 from attest_toolkit.normalize.volatile import Numbering
 from attest_toolkit.secrets import Secrets
-from normalize_cassettes import FILES, exchanges, request_json
+from conftest import needs_shared
+from normalize_cassettes import exchanges, request_json
 
 NO_SECRETS = Secrets.of([])
-
-pytestmark = pytest.mark.skipif(not FILES, reason="the shared real cassettes are not available")
 
 
 _RNG = random.Random(1042)
@@ -89,6 +88,7 @@ def test_ordinary_values_are_not_templated(text: str) -> None:
     assert templated(text) == text
 
 
+@needs_shared
 def test_numbers_are_never_templated() -> None:
     templater = Templater(NO_SECRETS)
     stored = templater.record(exchanges("openai/chat_basic_nonstream")[0])
@@ -97,6 +97,7 @@ def test_numbers_are_never_templated() -> None:
     assert isinstance(response["created"], int) and response["created"] > 1_700_000_000
 
 
+@needs_shared
 def test_an_order_number_in_the_request_must_match_the_recording() -> None:
     body = request_json("openai/chat_basic_nonstream", 0)
     body["messages"][-1]["content"] = "Refund order O-1042"
@@ -113,6 +114,7 @@ def test_an_order_number_in_the_request_must_match_the_recording() -> None:
 # --- fresh ids and echoed placeholders match ------------------------------------------------------
 
 
+@needs_shared
 def test_an_id_generated_fresh_matches_the_stored_placeholder() -> None:
     recorded = record_run("openai/chat_tools_chain_nonstream_gzip")
     live = request_json("openai/chat_tools_chain_nonstream_gzip", 2)
@@ -127,6 +129,7 @@ def test_an_id_generated_fresh_matches_the_stored_placeholder() -> None:
     assert key("/v1/chat/completions", live) == stored_key(recorded[2])
 
 
+@needs_shared
 def test_an_echoed_placeholder_matches() -> None:
     recorded = record_run("anthropic/messages_tool_use_roundtrip_nonstream")
     # What the agent sends after a replay: the tool_use id it was served, placeholder and all.
@@ -169,6 +172,7 @@ def test_an_id_in_the_path_is_matched_like_one_in_the_body() -> None:
 # --- tool results are compared literally ----------------------------------------------------------
 
 
+@needs_shared
 def test_a_different_id_inside_a_tool_result_is_a_miss() -> None:
     stored_id, other_id = "msg_" + fresh_tail(24), "msg_" + fresh_tail(22)
     body = request_json("anthropic/messages_tool_use_roundtrip_nonstream", 1)
@@ -188,6 +192,7 @@ def test_a_different_id_inside_a_tool_result_is_a_miss() -> None:
     assert key("/v1/messages", live) == stored_key(recorded)
 
 
+@needs_shared
 @pytest.mark.parametrize(
     ("path", "name", "index", "locate"),
     [

@@ -16,7 +16,6 @@ import email.policy
 import gzip
 import inspect
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +33,9 @@ from attest_toolkit.engine.store import load
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.normalize.served import restore
 from attest_toolkit.secrets import Secrets
+from conftest import REAL_CASSETTES, needs_shared
 
-REPO = Path(__file__).resolve().parents[1]
-CASSETTES = Path(os.environ.get("ATTEST_REAL_CASSETTES", REPO.parent / "shared" / "real-cassettes"))
+CASSETTES = REAL_CASSETTES
 EXTRA = CASSETTES.parent / "real-cassettes-extra"
 FILES = sorted(CASSETTES.glob("*/*.yaml")) + sorted(EXTRA.glob("*/*.yaml"))
 
@@ -62,7 +61,7 @@ ERRORS = {
 PLACEHOLDER = re.compile(r"\{\{(?:id|ts|email)_[0-9]+\}\}|\{\{redacted\}\}")
 
 pytestmark = [
-    pytest.mark.skipif(not FILES, reason=f"no real cassettes under {CASSETTES}"),
+    needs_shared,
     # The recordings name models the SDK now flags as deprecated; that is the recording, not a fault.
     pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning"),
 ]
