@@ -253,3 +253,69 @@ def test_early_client(attest_replay):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*attest egress guard: connection to api.openai.com*blocked*"])
     assert report_of(suite)["summary"]["egress"]["mode"] == "guard"
+
+
+HELLO_TEST = """
+def test_after(attest_replay):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Hello!"
+"""
+
+
+def test_a_bad_fixture_fails_its_own_test_only_on_one_line(suite):
+    fixtures = suite.path / "tests" / "attest" / "fixtures"
+    (fixtures / "deep.attest.json").write_text("[" * 200_000 + "]" * 200_000)
+    (fixtures / "loop.attest.json").symlink_to("loop.attest.json")
+    long_name = "a" * 300
+    suite.makepyfile(
+        test_bad=f"""
+import agent
+
+def test_long_name(attest_replay):
+    attest_replay({long_name!r})
+
+def test_deep(attest_replay):
+    attest_replay("deep")
+
+def test_loop(attest_replay):
+    attest_replay("loop")
+
+def test_missing(attest_replay):
+    attest_replay("missing")
+{HELLO_TEST}"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict")
+    result.assert_outcomes(failed=4, passed=1)
+    # Each failure is its one line, under the test's own header.
+    for test, name, problem in [
+        ("test_long_name", long_name, "cannot read: file name too long for the file system"),
+        ("test_deep", "deep", "nested too deeply to be a fixture"),
+        ("test_loop", "loop", "cannot read: too many levels of symbolic links (a symlink loop)"),
+        ("test_missing", "missing", "no such fixture; record it with `attest capture`"),
+    ]:
+        header = next(
+            i for i, line in enumerate(result.outlines) if f" {test} " in line and line.startswith("_")
+        )
+        assert result.outlines[header + 1] == f"{fixtures / name}.attest.json: {problem}"
+    assert "Traceback" not in result.stdout.str() and "client.py" not in result.stdout.str()
+
+
+def test_a_crashed_engine_is_restarted_and_the_summary_still_reaches_stdout(suite):
+    suite.makepyfile(
+        test_crash=f"""
+import agent
+
+def test_engine_dies(attest_replay, request):
+    with attest_replay("hello"):
+        engine = request.config.pluginmanager.get_plugin("attest-plugin").engines[None]
+        engine.proc.kill()
+        engine.proc.wait()
+{HELLO_TEST}"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict")  # stdout goes to a file
+    result.assert_outcomes(failed=1, passed=1)
+    assert (
+        "the replay engine exited while serving this replay; the next test gets a new engine"
+        in result.outlines
+    )
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shlex
 import signal
 import socket
@@ -47,7 +46,6 @@ from .provider_env import proxy_env
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
 from .tools.record import ToolRecorder
-from .validation import load_schema
 
 PROVIDERS = ("openai", "anthropic")
 # Headers through which a client sends its key; their values are scanned for at write time.
@@ -251,15 +249,6 @@ class RecordingProxy:
 # --- a capture run ---------------------------------------------------------------------------------
 
 
-def check_name(name: str) -> str:
-    pattern = load_schema("fixture.schema.json")["properties"]["name"]["pattern"]
-    if not re.fullmatch(pattern, name):
-        raise UsageError(
-            f"fixture name {name!r} must be letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    return name
-
-
 def capture_secrets(env: Mapping[str, str], cwd: Path | None = None) -> Secrets:
     """The working directory's .env values and this process's own provider keys, never to be stored."""
     return environment_secrets(cwd, extra=[env.get(var, "") for var in KEY_VARS.values()])
@@ -318,7 +307,7 @@ def capture(
     """
     if not argv:
         raise UsageError("no command given; put it after `--`")
-    path = fixture_path(check_name(name), fixtures_dir)
+    path = fixture_path(name, fixtures_dir)
     env = dict(os.environ if env is None else env)
     declared = parse_tools(tools, env)
     with RecordingProxy(capture_secrets(env, cwd), env, progress, declared) as proxy:
@@ -368,7 +357,7 @@ def plan_refresh(
     cwd: Path | None = None,
 ) -> RefreshPlan:
     """What `capture --refresh` would re-run, from the fixture's recorded source."""
-    path = fixture_path(check_name(name), fixtures_dir)
+    path = fixture_path(name, fixtures_dir)
     doc = read_fixture(path, capture_secrets(dict(os.environ if env is None else env), cwd))
     source = doc["source"]
     command = list(source.get("command") or [])

@@ -8,18 +8,20 @@ so a reformat is not a change.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
+import re
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import CredentialFound, FixtureError, read_text
+from .errors import AttestError, CredentialFound, FixtureError, UsageError, describe_os_error, read_text
 from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
-from .validation import first_error, json_pointer
+from .validation import first_error, json_pointer, load_schema
 
 FORMAT = "attest-fixture"
 # Version 2 adds the tool channel and the declared tool servers. A fixture without tools is still
@@ -35,9 +37,22 @@ Fixture = dict[str, Any]
 Interaction = dict[str, Any]
 
 
+# The documented cap on a fixture file (README): a bigger one is refused before it is read.
+MAX_FIXTURE_BYTES = 64 * 1024 * 1024
+
+
+def check_name(name: str) -> str:
+    """The schema's name pattern keeps a fixture inside its directory: no `/`, no `..`, not absolute."""
+    if not re.fullmatch(load_schema(SCHEMA)["properties"]["name"]["pattern"], name):
+        raise UsageError(
+            f"fixture name {name!r} must be letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
+
+
 def fixture_path(name: str, fixtures_dir: str | Path | None = None) -> Path:
     """`tests/attest/fixtures/<name>.attest.json`, or the same file under `fixtures_dir`."""
-    return Path(fixtures_dir or DEFAULT_DIR) / f"{name}{SUFFIX}"
+    return Path(fixtures_dir or DEFAULT_DIR) / f"{check_name(name)}{SUFFIX}"
 
 
 def name_of(path: str | Path) -> str:
@@ -120,6 +135,13 @@ def scan(doc: Fixture, path: str | Path, secrets: Secrets, action: str) -> None:
 
 def parse_fixture(text: str, path: str | Path) -> Fixture:
     try:
+        return _parse(text, path)
+    except RecursionError:
+        raise FixtureError("nested too deeply to be a fixture", path) from None
+
+
+def _parse(text: str, path: str | Path) -> Fixture:
+    try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FixtureError(
@@ -142,7 +164,8 @@ def parse_fixture(text: str, path: str | Path) -> Fixture:
 def read_fixture(path: str | Path, secrets: Secrets | None = None) -> Fixture:
     """Read, validate and scan a fixture. Errors name the file and the problem on one line."""
     path = Path(path)
-    text = read_text(path, FixtureError, "fixture", "no such fixture; record it with `attest capture`")
+    missing = "no such fixture; record it with `attest capture`"
+    text = read_text(path, FixtureError, "fixture", missing, MAX_FIXTURE_BYTES)
     doc = parse_fixture(text, path)
     scan(doc, path, secrets if secrets is not None else environment_secrets(), "read")
     return doc
@@ -165,9 +188,27 @@ def _validate_before_write(doc: Fixture, path: Path) -> None:
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
-    """Write `text` to `path` so that a reader sees the old file or the new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `text` to `path` so that a reader sees the old file or the new one, never a part.
+
+    The temp file's name carries the writer's pid, so a later write can tell a temp file left by a
+    killed writer (removed) from one a live writer is still filling (kept). A full disk or a
+    read-only file system is one line naming the file; the old file stays as it was."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(path)
+        _write_and_rename(path, text, mode)
+    except OSError as exc:
+        raise AttestError(f"cannot write: {describe_os_error(exc)}", path) from None
+    with contextlib.suppress(OSError):
+        dirfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dirfd)
+        finally:
+            os.close(dirfd)
+
+
+def _write_and_rename(path: Path, text: str, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -180,12 +221,26 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    with contextlib.suppress(OSError):
-        dirfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dirfd)
-        finally:
-            os.close(dirfd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_stale_temp_files(path: Path) -> None:
+    """Remove temp files of `path` whose writer is gone (killed during a write)."""
+    prefix = f".{path.name}."
+    for candidate in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = candidate.name[len(prefix) :].split(".", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                candidate.unlink()
 
 
 def model_interactions(doc: Fixture) -> list[Interaction]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import re
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from . import fixture as fx
 from .errors import AttestError, UsageError, read_text
 from .normalize import Exchange, Templater, provider_for
 from .secrets import Secrets, environment_secrets
-from .validation import load_schema
 
 try:  # libyaml is several times faster on big cassettes; the pure-Python loader reads the same
     from yaml import CSafeLoader as _Loader
@@ -34,7 +32,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 CASSETTE_VERSION = 1
-NAME_PATTERN = load_schema("fixture.schema.json")["properties"]["name"]["pattern"]
 
 # Called after each converted interaction with (done, total), for a progress display.
 Progress = Callable[[int, int], None]
@@ -321,14 +318,6 @@ def entries_of(path: str | Path) -> list[Entry]:
 # --- the import -----------------------------------------------------------------------------------
 
 
-def check_name(name: str) -> None:
-    if not re.fullmatch(NAME_PATTERN, name):
-        raise UsageError(
-            f"fixture name {name!r} must start with a letter or digit and hold only letters, digits,"
-            " '.', '_' and '-'"
-        )
-
-
 def build_fixture(
     name: str, cassettes: Sequence[str | Path], secrets: Secrets, progress: Progress | None = None
 ) -> fx.Fixture:
@@ -356,7 +345,6 @@ def import_cassettes(
     """Import vcrpy cassettes into `<fixtures_dir>/<name>.attest.json` (scanned, atomic, 0600)."""
     if not cassettes:
         raise UsageError("name at least one cassette to import")
-    check_name(name)
     target = fx.fixture_path(name, fixtures_dir)
     if target.exists() and not force:
         raise UsageError("fixture exists; pass --force to overwrite it", target)

@@ -9,7 +9,6 @@ array), and, when attest wrote the file, `attest.id`, `attest.outcome`, `attest.
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +112,7 @@ def _parse(path: Path) -> _ReadXml:
         raise ReportError("no such JUnit XML file", path) from None
     except IsADirectoryError:
         raise ReportError("is a directory, not a JUnit XML file", path) from None
-    except ET.ParseError as exc:
+    except SyntaxError as exc:  # ElementTree's ParseError, or lxml's XMLSyntaxError when lxml is installed
         raise ReportError(f"not valid XML ({exc})", path) from None
     except junitparser.JUnitXmlError:
         raise ReportError(

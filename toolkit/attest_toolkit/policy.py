@@ -10,6 +10,7 @@ covers, together.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import yaml
 
 from .errors import AttestError, read_text
 from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
-from .validation import first_error
+from .validation import first_error, json_pointer
 
 DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path(".attest/policy.json"))
 DEFAULTS: dict[str, Any] = {
@@ -160,12 +161,21 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
+def _non_finite(node: Any, where: tuple[str | int, ...] = ()) -> str | None:
+    """NaN or infinity (YAML `.nan`, JSON `NaN`) passes a schema's "number" and compares false with
+    everything, so a limit would silently never apply: name where it is."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return f"{json_pointer(list(where))}: {node} is not a finite number"
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    return next((p for k, v in children if (p := _non_finite(v, (*where, k)))), None)
+
+
 def parse_policy(doc: Any, source: str | Path = "policy") -> Policy:
     """A Policy from a parsed document (an empty file means the defaults)."""
     doc = {} if doc is None else doc
     if not isinstance(doc, dict):
         raise PolicyError("a policy must be a mapping of settings", source)
-    problem = first_error("policy.schema.json", doc)
+    problem = _non_finite(doc) or first_error("policy.schema.json", doc)
     if problem:
         raise PolicyError(problem, source)
     settings = {key: doc.get(key, default) for key, default in DEFAULTS.items()}

@@ -12,9 +12,9 @@ whatever marker the test carries; an auto miss without a key is `not_evaluated: 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -32,6 +32,7 @@ ENV_VARS = (*ALL_VARS, "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
 PROPERTY = "attest_replay"
+T = TypeVar("T")
 
 
 def _truthy(value: str | None) -> bool:
@@ -81,6 +82,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         plugin.shutdown()
 
 
+def or_fail(call: Callable[[], T]) -> T:
+    """`call()`, or this test's failure on one line: a bad fixture or a dead engine is not a traceback
+    through the engine client."""
+    try:
+        return call()
+    except AttestError as exc:
+        problem = str(exc)
+    pytest.fail(problem, pytrace=False)
+
+
 class ReplayHandle:
     """One running replay: the provider variables point at the engine until it stops."""
 
@@ -98,6 +109,7 @@ class ReplayHandle:
         if not self.path.is_absolute():
             self.path = Path(item.config.rootpath) / self.path
         self.engine_path = engine_path
+        self.engine: EngineProcess | None = None
         self.sid: str | None = None
         self._saved: dict[str, str | None] = {}
 
@@ -109,8 +121,12 @@ class ReplayHandle:
                 f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
                 "in a process (it sets process-wide environment variables)"
             )
-        engine = self.plugin.engine(self.engine_path)
-        self.sid, env = engine.open_session([self.path], self.mode, self.plugin.no_live, self.plugin.match)
+        # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
+        self.engine = engine = self.plugin.engine(self.engine_path)
+        plugin = self.plugin
+        self.sid, env = or_fail(
+            lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
+        )
         self._saved = {k: os.environ.get(k) for k in {*ENV_VARS, *env}}  # tool servers' variables too
         os.environ.update(env)
         self.plugin.active = self
@@ -127,7 +143,9 @@ class ReplayHandle:
             else:
                 os.environ[key] = value
         self.plugin.active = None
-        summary = self.plugin.engine(self.engine_path).close_session(sid)
+        engine = self.engine
+        assert engine is not None
+        summary = or_fail(lambda: engine.close_session(sid))
         summary["fixture"] = self.plugin.relative(self.path)
         self.item.stash.setdefault(REPLAYS, []).append(summary)
 
@@ -161,9 +179,14 @@ class AttestPlugin:
     # --- engine and guard --------------------------------------------------------------------------
 
     def engine(self, engine_path: str | None) -> EngineProcess:
-        if engine_path not in self.engines:
-            self.engines[engine_path] = EngineProcess(engine_path)
-        return self.engines[engine_path]
+        """The session's engine; one that died (a crash in an earlier test) is replaced by a new one."""
+        engine = self.engines.get(engine_path)
+        if engine is not None and not engine.alive:
+            engine.stop()
+            engine = None
+        if engine is None:
+            engine = self.engines[engine_path] = EngineProcess(engine_path)
+        return engine
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start the engine now if a collected test replays, so its start overlaps the first setups."""
@@ -210,7 +233,8 @@ class AttestPlugin:
             chosen = mode or self.mode
             if chosen not in MODES:
                 raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
-            return ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path).start()
+            handle = or_fail(lambda: ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path))
+            return handle.start()
 
         yield start
         self.finish(item)

@@ -8,6 +8,7 @@ test run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -36,30 +37,39 @@ class EngineProcess:
         self.url = ""
         self._lock = threading.Lock()
 
-    def _line(self) -> dict[str, Any]:
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _died(self, doing: str) -> AttestError:
+        """The engine is gone: reap it, so the next test gets a fresh one (see `alive`)."""
+        self.proc.kill()
+        self.proc.wait()
+        return AttestError(f"the replay engine exited while {doing}; the next test gets a new engine")
+
+    def _line(self, doing: str) -> dict[str, Any]:
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         try:
             reply = json.loads(line)
         except ValueError:
             reply = None
         if not isinstance(reply, dict):
-            self.proc.kill()
-            raise AttestError("the replay engine stopped answering", self._what)
+            raise self._died(doing)
         return reply
 
-    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         with self._lock:
             if not self.url:
-                self.url = self._line().get("ready", {}).get("url", "")
+                self.url = self._line("starting").get("ready", {}).get("url", "")
                 if not self.url:
                     raise AttestError("the replay engine did not start (no ready line)", self._what)
             assert self.proc.stdin is not None
             try:
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
-            except BrokenPipeError:
-                raise AttestError("the replay engine has exited", self._what) from None
-            reply = self._line()
+            except OSError:  # a broken pipe: it exited
+                raise self._died(doing) from None
+            reply = self._line(doing)
         if "error" in reply:
             raise AttestError(reply["error"])
         return reply
@@ -68,15 +78,17 @@ class EngineProcess:
         self, fixtures: list[str | Path], mode: str, no_live: bool, match: str = "strict"
     ) -> tuple[str, dict[str, str]]:
         spec = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
-        reply = self._call({"open": {**spec, "match": match} if match != "strict" else spec})
+        request = {"open": {**spec, "match": match} if match != "strict" else spec}
+        reply = self._call(request, "opening this replay")
         return reply["id"], reply["env"]
 
     def close_session(self, sid: str) -> dict[str, Any]:
-        return self._call({"close": sid})["summary"]
+        return self._call({"close": sid}, "serving this replay")["summary"]
 
     def stop(self) -> None:
         if self.proc.stdin:
-            self.proc.stdin.close()
+            with contextlib.suppress(OSError):  # it may have exited already
+                self.proc.stdin.close()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

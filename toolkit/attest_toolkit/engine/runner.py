@@ -119,3 +119,6 @@ def control(engine: Engine, line: str) -> dict[str, Any]:
         return {"error": str(exc), "exit_code": exc.exit_code}
     except (ValueError, KeyError, TypeError):
         return {"error": "not a control request: " + line.strip()[:200], "exit_code": 3}
+    except Exception as exc:  # whatever one session hits is its own failure, never the engine's
+        problem = f"the replay engine could not open this session: {type(exc).__name__}: {exc}"
+        return {"error": problem, "exit_code": 3}
