@@ -85,7 +85,7 @@ def test_a_captured_run_replays_strict_with_no_key_and_no_upstream_call(flow):
     captured, upstream, fixtures_dir = flow.captured, flow.upstream, flow.fixtures_dir
     assert captured.returncode == 0, captured.stderr
     assert captured.stderr.splitlines()[-1] == (
-        "attest capture: 6 calls recorded (1 OTLP requests accepted, not stored); "
+        "attest capture: 6 calls recorded (1 OTLP request accepted, not stored); "
         f"wrote {fixtures_dir / 'flow.attest.json'}"
     )
     # The agent's own keys went upstream.
@@ -318,14 +318,15 @@ def read_pty(fd: int) -> str:
     return b"".join(chunks).decode("utf-8")
 
 
-def capture_with_stderr_on_a_pty(fixtures_dir: Path, env: dict[str, str]) -> str:
+def capture_on_a_pty(fixtures_dir: Path, env: dict[str, str], stdout_too: bool = False) -> str:
+    """What the terminal shows of a capture: its standard error, and with `stdout_too` the command's output."""
     master, slave = pty.openpty()
     args = ["capture", "--name", "t", "--fixtures-dir", str(fixtures_dir), "--", *agent("chat")]
     with subprocess.Popen(
         attest_argv(*args),
         env=env,
         cwd=fixtures_dir.parent,
-        stdout=subprocess.DEVNULL,
+        stdout=slave if stdout_too else subprocess.DEVNULL,
         stderr=slave,
         stdin=subprocess.DEVNULL,
     ) as proc:
@@ -336,13 +337,19 @@ def capture_with_stderr_on_a_pty(fixtures_dir: Path, env: dict[str, str]) -> str
     return output.replace("\r\n", "\n")
 
 
-def test_progress_is_rewritten_in_place_on_a_terminal_and_quiet_in_ci(fixtures_dir):
+def test_progress_is_shown_on_a_terminal_and_quiet_in_ci(fixtures_dir):
     path = fixtures_dir / "t.attest.json"
     with FakeUpstream([json_reply(chat_response())] * 3) as upstream:
-        on_terminal = capture_with_stderr_on_a_pty(fixtures_dir, capture_env(upstream.url))
-        in_ci = capture_with_stderr_on_a_pty(fixtures_dir, capture_env(upstream.url, CI="true"))
+        on_terminal = capture_on_a_pty(fixtures_dir, capture_env(upstream.url))
+        in_ci = capture_on_a_pty(fixtures_dir, capture_env(upstream.url, CI="true"))
         piped = capture(fixtures_dir, upstream.url, "--", *agent("chat")).stderr
-    final = f"attest capture: 1 calls recorded; wrote {path}"
-    assert "\rattest capture: 1 calls recorded\x1b[K" in on_terminal
-    assert on_terminal.endswith(f"\r{final}\x1b[K\n")
+    final = f"attest capture: 1 call recorded; wrote {path}"
+    assert on_terminal == f"\rattest capture: 1 call recorded\x1b[K\n{final}\n"
     assert in_ci == piped == final + "\n"
+
+
+def test_the_progress_line_ends_before_the_commands_own_output(fixtures_dir):
+    with FakeUpstream([json_reply(chat_response("Hello!"))]) as upstream:
+        shown = capture_on_a_pty(fixtures_dir, capture_env(upstream.url), stdout_too=True)
+    # The command's line starts a line of its own: it is not glued to the end of the progress line.
+    assert "\x1b[K\nchat answer: Hello!\n" in shown

@@ -69,7 +69,7 @@ def test_refresh_with_yes_prints_the_command_reruns_it_and_replaces_the_fixture(
     lines = proc.stderr.splitlines()
     assert lines[0] == f"attest capture: recorded command: {capturing.quote_command(agent('chat'))}"
     assert lines[1] == "attest capture: flags: (none)"
-    assert lines[-1] == f"attest capture: 1 calls recorded; wrote {fixtures_dir / 't.attest.json'}"
+    assert lines[-1] == f"attest capture: 1 call recorded; wrote {fixtures_dir / 't.attest.json'}"
     assert proc.stdout == "chat answer: second answer\n"
     assert recorded_text(fixtures_dir) == "second answer"
     assert (fixtures_dir / "t.attest.json").read_bytes() != before

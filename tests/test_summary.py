@@ -305,7 +305,7 @@ def test_report_summary_cli_with_base_fixtures_and_policy(
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "7 replayed · 0 live model calls · $0.00"
     assert "| `inc-1042` | `#1 POST /v1/chat/completions` | changed | system | same |" in out
-    assert "| `inc-2000` | — | fixture added (1 calls) | — | — |" in out
+    assert "| `inc-2000` | — | fixture added (1 call) | — | — |" in out
     assert "- Policy: **not evaluated** (not_evaluated)" in out
 
 

@@ -41,7 +41,7 @@ from .fixture import (
     write_fixture,
 )
 from .normalize import Exchange, Templater
-from .progress import ProgressLine
+from .progress import ProgressLine, counted
 from .provider_env import proxy_env
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
@@ -135,11 +135,11 @@ class RecordingApp:
         return Secrets.of([*self.secrets.values, *self.credentials])
 
     def count_line(self) -> str:
-        line = f"attest capture: {len(self.interactions)} calls recorded"
+        line = f"attest capture: {counted(len(self.interactions), 'call')} recorded"
         if self.tools.interactions:
-            line += f", {len(self.tools.interactions)} tool messages"
+            line += f", {counted(len(self.tools.interactions), 'tool message')}"
         if self.otlp_requests:
-            line += f" ({self.otlp_requests} OTLP requests accepted, not stored)"
+            line += f" ({counted(self.otlp_requests, 'OTLP request')} accepted, not stored)"
         return line
 
     # --- handlers ----------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ class RecordingProxy:
         progress: ProgressLine | None = None,
         tools: Sequence[HttpTool] = (),
     ) -> None:
-        self.app = RecordingApp(secrets, env, progress or ProgressLine(), tools)
+        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools)
         self.server = BackgroundServer(self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT)
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:

@@ -15,6 +15,11 @@ from typing import IO
 _CLEAR_TO_END = "\x1b[K"
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 call`, `2 calls`: a count and its noun, for the lines people read."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def on_terminal(stream: IO[str], env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     isatty = getattr(stream, "isatty", None)
@@ -24,9 +29,12 @@ def on_terminal(stream: IO[str], env: Mapping[str, str] | None = None) -> bool:
 class ProgressLine:
     """Thread-safe: the capture proxy updates it from its own thread while the main thread waits."""
 
-    def __init__(self, stream: IO[str] | None = None, live: bool | None = None) -> None:
+    def __init__(self, stream: IO[str] | None = None, live: bool | None = None, shared: bool = False) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.live = on_terminal(self.stream) if live is None else live
+        # shared: another program writes to the same terminal meanwhile (capture's command), so each
+        # drawn line is ended at once and its output never lands on the end of ours.
+        self.shared = shared
         self._lock = threading.Lock()
         self._drawn = False
 
@@ -35,8 +43,8 @@ class ProgressLine:
         if not self.live:
             return
         with self._lock:
-            self._write("\r" + text + _CLEAR_TO_END)
-            self._drawn = True
+            self._write("\r" + text + _CLEAR_TO_END + ("\n" if self.shared else ""))
+            self._drawn = not self.shared
 
     def note(self, text: str) -> None:
         """A line that stays, written everywhere; on a terminal it does not overwrite the progress."""

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from .fixture_diff import changes_between_dirs, fixture_changes
+from .progress import counted
 from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, run_secrets
 from .secrets import Secrets
 
@@ -211,7 +212,7 @@ def _where(file: str, line: int | None) -> str:
 def _outcome_counts(report: Report) -> str:
     outcomes = report["summary"]["outcomes"]
     parts = [f"{outcomes[o]} {o.replace('_', ' ')}" for o in OUTCOMES if outcomes.get(o)]
-    return " · ".join([f"{report['summary']['tests']} tests", *parts])
+    return " · ".join([counted(report["summary"]["tests"], "test"), *parts])
 
 
 def _egress_words(report: Report) -> str:
@@ -448,7 +449,13 @@ def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tu
     name = change["name"]
     if change["status"] in ("added", "removed"):
         return [
-            (cell(name), "—", f"fixture {change['status']} ({len(change['interactions'])} calls)", "—", "—")
+            (
+                cell(name),
+                "—",
+                f"fixture {change['status']} ({counted(len(change['interactions']), 'call')})",
+                "—",
+                "—",
+            )
         ]
     if not change["interactions"]:
         return [(cell(name), "—", "changed outside the model calls (command or another channel)", "—", "—")]

@@ -10,16 +10,27 @@ import sys
 from collections.abc import Callable, Sequence
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 
 from .. import __version__
 from ..errors import AttestError
 
-app = typer.Typer(
-    name="attest",
-    help="Capture an agent's model traffic once, replay it offline, and gate pull requests on it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A command or group with the project's conventions: help with no subcommand (exit 0), and plain
+    help text, so `[default: ...]` stays and flags show no `<bool>` (rich markup would eat both)."""
+    return typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+app = command_group(
+    "attest", "Capture an agent's model traffic once, replay it offline, and gate pull requests on it."
 )
 
 
@@ -54,6 +65,9 @@ def run(command: typer.Typer | Callable, argv: Sequence[str] | None = None, prog
         )
     except typer.Exit as exc:
         return exc.exit_code
+    except NoArgsIsHelpError as exc:  # a group with no subcommand: its help is the answer, not an error
+        print(exc.ctx.get_help())
+        return 0
     except typer.TyperException as exc:  # click's exceptions, vendored by typer
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""

@@ -15,12 +15,10 @@ import typer
 
 from .. import engine
 from ..engine.runner import print_outcome
-from . import run
+from . import command_group, run
 from .replay import COMMAND, FIXTURE, FIXTURES_DIR, MODE, NAME, NO_LIVE, resolve_fixtures, resolve_mode
 
-app = typer.Typer(
-    name="attest-engine", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
-)
+app = command_group("attest-engine", "The attest replay engine.")
 
 
 @app.callback()

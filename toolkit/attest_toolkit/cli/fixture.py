@@ -12,6 +12,7 @@ from .. import fixture as fx
 from ..errors import AttestError
 from ..fixture_view import describe
 from ..progress import ProgressLine
+from . import command_group
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3
 
@@ -95,12 +96,8 @@ def verify(paths: list[Path] = PATHS) -> int:
 
 
 def register(app: typer.Typer) -> None:
-    fixture_app = typer.Typer(
-        name="fixture",
-        help="Import vcrpy cassettes as fixtures, show a fixture, verify fixtures.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
+    fixture_app = command_group(
+        "fixture", "Import vcrpy cassettes as fixtures, show a fixture, verify fixtures."
     )
     fixture_app.command("import")(import_)
     fixture_app.command("show")(show)

@@ -10,15 +10,15 @@ import typer
 
 from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
 from ..github.publisher import ACTIONS_BOT
+from . import command_group
 
 Opt = typer.Option
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        name="github",
-        help="Publish a report to GitHub: sticky PR comment, job summary, annotations, check run, outputs.",
-        no_args_is_help=True,
+    group = command_group(
+        "github",
+        "Publish a report to GitHub: sticky PR comment, job summary, annotations, check run, outputs.",
     )
     group.command("publish")(publish_command)
     app.add_typer(group, name="github")

@@ -10,6 +10,7 @@ import typer
 from ..policy import evaluate, load_policy
 from ..report import load_report
 from ..summary import render_verdict
+from . import command_group
 
 HELP = """Evaluate a report against the policy and print the verdict, rule by rule.
 
@@ -37,6 +38,6 @@ def evaluate_command(
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(name="policy", help="The policy gate.", no_args_is_help=True)
+    group = command_group("policy", "The policy gate.")
     group.command("evaluate", help=HELP)(evaluate_command)
     app.add_typer(group, name="policy")

@@ -39,11 +39,18 @@ def exit_code(run: engine.ReplayRun) -> int:
 
 
 NAME = typer.Option(
-    [], "--name", "-n", help="Fixture name: tests/attest/fixtures/<name>.attest.json. Repeatable."
+    [],
+    "--name",
+    "-n",
+    metavar="NAME",
+    help="Fixture name: tests/attest/fixtures/<name>.attest.json. Repeatable.",
 )
-FIXTURE = typer.Option([], "--fixture", help="A fixture file by path. Repeatable.")
+FIXTURE = typer.Option([], "--fixture", metavar="PATH", help="A fixture file by path. Repeatable.")
 MODE = typer.Option(
-    None, "--mode", help="strict, auto or off (default: strict when CI is set, auto otherwise)."
+    None,
+    "--mode",
+    metavar="[strict|auto|off]",
+    help="What a request with no recording gets (default: strict when CI is set, auto otherwise).",
 )
 NO_LIVE = typer.Option(False, "--no-live", help="Never forward a miss to a provider, whatever keys are set.")
 FIXTURES_DIR = typer.Option(
@@ -52,14 +59,16 @@ FIXTURES_DIR = typer.Option(
 MATCH = typer.Option(
     "strict",
     "--match",
+    metavar="[strict|lenient]",
     help="strict: requests match recordings by content; lenient (ctxmesh's semantics): model calls are "
     "served by position and a changed request is served and reported as drift. Tool calls and more "
     "calls than recorded miss either way.",
 )
-COMMAND = typer.Argument(None, help="The command to run, after `--`.", show_default=False)
+COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 NETWORK = typer.Option(
     "off",
     "--network",
+    metavar="[none|guard|off]",
     help="none: run the engine and CMD in a fresh network namespace with only loopback up, verified, or exit 3; "
     "guard: the in-process egress guard for pytest (ATTEST_EGRESS=block) and no live calls; off: as it is.",
 )

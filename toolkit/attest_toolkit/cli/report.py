@@ -14,6 +14,7 @@ from ..junit import from_junit, to_junit
 from ..policy import default_policy_path, evaluate, load_policy
 from ..report import load_report, merge_reports, write_report
 from ..summary import render
+from . import command_group
 
 SUMMARY_HELP = """Render a report as the pull-request summary.
 
@@ -115,9 +116,7 @@ def _emit(text: str, output: Path | None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        name="report", help="Reports: PR summary, shard merge, JUnit XML.", no_args_is_help=True
-    )
+    group = command_group("report", "Reports: PR summary, shard merge, JUnit XML.")
     group.command("summary", help=SUMMARY_HELP)(summary_command)
     group.command("merge")(merge_command)
     group.command("junit")(junit_command)
