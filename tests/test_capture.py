@@ -9,6 +9,7 @@ import re
 import socket
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -353,3 +354,40 @@ def test_the_progress_line_ends_before_the_commands_own_output(fixtures_dir):
         shown = capture_on_a_pty(fixtures_dir, capture_env(upstream.url), stdout_too=True)
     # The command's line starts a line of its own: it is not glued to the end of the progress line.
     assert "\x1b[K\nchat answer: Hello!\n" in shown
+
+
+PYTEST_PROJECT_TEST = """
+import openai
+
+def test_hello(attest_replay):
+    with attest_replay("hello"):
+        reply = openai.OpenAI(max_retries=0).chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Say hello"}])
+    assert reply.choices[0].message.content == "Hello from a test!"
+"""
+
+
+def test_a_fixture_recorded_from_a_pytest_test_as_the_readme_says_replays_in_it(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_agent.py").write_text(PYTEST_PROJECT_TEST)
+    pytest_cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_agent.py::test_hello",
+    ]
+    with FakeUpstream([json_reply(chat_response("Hello from a test!"))]) as upstream:
+        recorded = run_attest(
+            "capture", "--name", "hello", "--", "env", "ATTEST_REPLAY=off", *pytest_cmd,
+            env=capture_env(upstream.url), cwd=tmp_path,
+        )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert recorded.stderr.splitlines()[-1].startswith("attest capture: 1 call recorded; wrote")
+    replayed = subprocess.run(
+        pytest_cmd, cwd=tmp_path, env=clean_env(CI="true"), capture_output=True, text=True
+    )
+    assert replayed.returncode == 0, replayed.stdout
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in replayed.stdout
