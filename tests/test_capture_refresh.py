@@ -76,6 +76,23 @@ def test_refresh_with_yes_prints_the_command_reruns_it_and_replaces_the_fixture(
     assert oct((fixtures_dir / "t.attest.json").stat().st_mode & 0o777) == "0o600"
 
 
+def test_a_refresh_that_records_the_same_calls_leaves_the_file_byte_for_byte(fixtures_dir):
+    record(fixtures_dir, "same answer")
+    path = fixtures_dir / "t.attest.json"
+    doc = fx.read_fixture(path)
+    fx.write_fixture(path, {**doc, "source": {**doc["source"], "recorded_at": "2020-01-02T03:04:05Z"}})
+    before = path.read_bytes()
+    with FakeUpstream([answer("same answer")]) as upstream:
+        proc = attest(fixtures_dir, upstream.url, "capture", "--refresh", "t", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        proc.stderr.splitlines()[-1]
+        == f"attest capture: 1 call recorded; {fixtures_dir / 't.attest.json'} unchanged"
+    )
+    assert path.read_bytes() == before  # recorded_at included
+    assert fx.read_fixture(path)["source"]["recorded_at"] == "2020-01-02T03:04:05Z"
+
+
 def test_refresh_without_a_terminal_and_without_yes_refuses_and_runs_nothing(fixtures_dir):
     before = recorded(fixtures_dir, "first answer", agent("chat"))
     with FakeUpstream([answer("second answer")]) as upstream:

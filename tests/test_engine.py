@@ -37,7 +37,9 @@ def replay_args(fixtures_dir: Path, *extra: str, command: list[str]) -> list[str
 def replay(
     fixtures_dir: Path, calls: Path, *extra: str, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    return run_cli(replay_args(fixtures_dir, *extra, command=agent_cmd(calls)), env=env)
+    return run_cli(
+        replay_args(fixtures_dir, *extra, command=agent_cmd(calls)), env=env, cwd=fixtures_dir.parent
+    )
 
 
 def outputs(proc: subprocess.CompletedProcess) -> list[dict]:
@@ -64,7 +66,8 @@ def test_identical_requests_consume_successive_recordings(tmp_path, fixtures_dir
 
 
 HASH = "[0-9a-f]{7}→[0-9a-f]{7}"
-REFRESH = re.escape("; re-record with `attest capture --refresh t`")
+# The fixtures are not in the default place, so the re-record command names their directory.
+REFRESH = re.escape("; re-record with `attest capture --refresh t --fixtures-dir fixtures`")
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,7 @@ def test_more_calls_than_recorded(tmp_path, fixtures_dir):
     assert proc.returncode == 2
     assert (
         "replay miss: the agent made more model calls than the 1 recorded; "
-        "re-record with `attest capture --refresh t`"
+        "re-record with `attest capture --refresh t --fixtures-dir fixtures`"
     ) in proc.stderr.splitlines()
 
 
@@ -116,8 +119,27 @@ def test_an_extra_identical_call(tmp_path, fixtures_dir):
     proc = replay(fixtures_dir, calls_file(tmp_path, [{"body": chat_request()}] * 2), "--mode", "strict")
     assert proc.returncode == 2
     assert (
-        "replay miss: the agent made an extra identical call; re-record with `attest capture --refresh t`"
+        "replay miss: the agent made an extra identical call; "
+        "re-record with `attest capture --refresh t --fixtures-dir fixtures`"
     ) in proc.stderr.splitlines()
+
+
+def test_the_re_record_hint_names_no_fixtures_dir_in_the_default_place(tmp_path):
+    write_fixture(
+        tmp_path / "tests" / "attest" / "fixtures", "t", [exchange(chat_request(), chat_response())]
+    )
+    command = [
+        "replay",
+        "--name",
+        "t",
+        "--mode",
+        "strict",
+        "--",
+        *agent_cmd(calls_file(tmp_path, [{"body": chat_request("x")}])),
+    ]
+    proc = run_cli(command, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0].endswith("; re-record with `attest capture --refresh t`")
 
 
 def test_control_characters_in_model_names_are_escaped(tmp_path, fixtures_dir):

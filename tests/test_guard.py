@@ -46,6 +46,11 @@ BLOCKED_SAMPLES = (
     "api.together.ai",
     "API.OpenAI.COM",
     "api.anthropic.com.",
+    "eu.api.openai.com",
+    "us.api.openai.com",
+    "my-resource.cognitiveservices.azure.com",
+    "my-project.services.ai.azure.com",
+    "bedrock-runtime-fips.us-east-1.amazonaws.com",
 )
 
 ALLOWED_SAMPLES = (
@@ -66,6 +71,9 @@ ALLOWED_SAMPLES = (
     "groq.com",
     "together.ai",
     "api.together.com",
+    "cognitiveservices.azure.com",
+    "ai.azure.com",
+    "bedrock-runtime-fips.amazonaws.com",
 )
 
 CHAT_COMPLETION = {
@@ -523,6 +531,28 @@ def test_host_header_naming_a_provider_is_blocked(proxy_variable: str, proxy: Re
         pytest.raises(EgressBlockedError) as caught,
     ):
         sock.sendall(b"GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n")
+    assert str(caught.value) == blocked_message("api.anthropic.com", 80)
+    assert proxy.transcript() == b""
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /v1/messages HTTP/1.1\rHost: api.anthropic.com\r\r",
+        b"GET /v1/messages HTTP/1.1\r\nAccept: */*\rHost: api.anthropic.com\r\n\r\n",
+    ],
+    ids=["bare-cr-lines", "host-behind-a-bare-cr"],
+)
+def test_a_host_header_behind_a_bare_cr_is_blocked(
+    proxy_variable: str, proxy: RecordingServer, request_bytes: bytes
+) -> None:
+    # Some proxies end a line at a bare CR: the screen must see the Host line they see.
+    with (
+        guard.blocking(),
+        socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock,
+        pytest.raises(EgressBlockedError) as caught,
+    ):
+        sock.sendall(request_bytes)
     assert str(caught.value) == blocked_message("api.anthropic.com", 80)
     assert proxy.transcript() == b""
 

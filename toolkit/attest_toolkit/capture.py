@@ -33,6 +33,7 @@ from .engine.background import BackgroundServer
 from .engine.live import KEY_VARS, LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
+    Fixture,
     Interaction,
     fixture_path,
     new_fixture,
@@ -228,7 +229,9 @@ class RecordingProxy:
         tools: Sequence[HttpTool] = (),
     ) -> None:
         self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools)
-        self.server = BackgroundServer(self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT)
+        self.server = BackgroundServer(
+            self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT, auto_decompress=False
+        )
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         self.app.base_url = self.server.start(host, port)
@@ -315,6 +318,25 @@ def capture(
     return conclude(proxy.app, argv, name, path, returncode, expect_fail)
 
 
+# When and with which toolkit a run was recorded: a re-record that changed nothing else keeps the file.
+_STAMPS = ("recorded_at", "toolkit_version")
+
+
+def unchanged(path: Path, doc: Fixture) -> bool:
+    """True when `path` already holds `doc` but for when and by which version it was recorded, so a
+    scheduled refresh that found nothing new leaves the file byte for byte (and opens no pull request)."""
+    try:
+        old = read_fixture(path, Secrets.of([]))
+    except AttestError:  # missing or unreadable: write the new one
+        return False
+
+    def content(fixture: Fixture) -> Fixture:
+        source = {k: v for k, v in fixture["source"].items() if k not in _STAMPS}
+        return {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source}
+
+    return content(old) == content(doc)
+
+
 def conclude(
     app: RecordingApp, argv: Sequence[str], name: str, path: Path, returncode: int, expect_fail: bool
 ) -> Captured:
@@ -328,6 +350,9 @@ def conclude(
     recorder = app.tools
     servers = declarations(list(recorder.tools.values()), recorder.stdio, app.secrets)
     doc = new_fixture(name, source, app.interactions, recorder.interactions, servers)
+    if unchanged(path, doc):
+        app.progress.finish(f"{app.count_line()}; {path} unchanged")
+        return Captured(path, len(app.interactions), app.otlp_requests, returncode)
     try:
         write_fixture(path, doc, app.scan_secrets())
     except AttestError:

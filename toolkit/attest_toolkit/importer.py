@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass

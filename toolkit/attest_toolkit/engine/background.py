@@ -14,12 +14,52 @@ from typing import Any
 from aiohttp import web
 
 
+class RequestDeadline:
+    """Wraps aiohttp's protocol for one connection: a connection that has not sent a complete request
+    head within `seconds` of connecting is dropped, so idle or trickling clients cannot pile up."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self._inner = inner
+        self._seconds = seconds
+        self._tail = b""  # the last bytes seen, to find the end of the head across reads
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._timer = asyncio.get_running_loop().call_later(self._seconds, transport.close)
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._timer is not None:
+            seen = self._tail + data
+            if b"\r\n\r\n" in seen:
+                self._timer.cancel()
+                self._timer = None
+            self._tail = seen[-3:]
+        self._inner.data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._inner.connection_lost(exc)
+
+    def __getattr__(self, name: str) -> Any:  # everything else is aiohttp's own
+        return getattr(self._inner, name)
+
+
 class BackgroundServer:
     def __init__(
-        self, build: Callable[[], web.Application], name: str, shutdown_timeout: float = 60.0
+        self,
+        build: Callable[[], web.Application],
+        name: str,
+        shutdown_timeout: float = 60.0,
+        auto_decompress: bool = True,
+        request_timeout: float | None = None,
     ) -> None:
         self._build = build
         self._shutdown_timeout = shutdown_timeout
+        self._auto_decompress = auto_decompress  # False: request bodies stay as sent, for forwarding
+        self._request_timeout = request_timeout  # seconds a new connection has to send a request head
+        self._listener: asyncio.Server | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._runner: web.AppRunner | None = None
@@ -31,14 +71,33 @@ class BackgroundServer:
 
     async def _start(self, host: str, port: int) -> str:
         self._runner = web.AppRunner(
-            self._build(), access_log=None, handle_signals=False, shutdown_timeout=self._shutdown_timeout
+            self._build(),
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=self._shutdown_timeout,
+            auto_decompress=self._auto_decompress,
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
+        if self._request_timeout is None:
+            site = web.TCPSite(self._runner, host, port, reuse_address=True)
+            await site.start()
+            sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
+        else:
+            server, seconds = self._runner.server, self._request_timeout
+            assert server is not None
+            self._listener = await asyncio.get_running_loop().create_server(
+                lambda: RequestDeadline(server(), seconds), host, port, reuse_address=True
+            )
+            sock = self._listener.sockets[0]
         self.base_url = f"http://{host}:{sock.getsockname()[1]}"
         return self.base_url
+
+    async def _cleanup(self) -> None:
+        if self._listener is not None:
+            self._listener.close()  # stop accepting; the runner finishes the answers in flight
+            self._listener = None
+        if self._runner is not None:
+            await self._runner.cleanup()
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run `fn(*args)` on the server's loop thread, so its state has one writer."""
@@ -51,7 +110,7 @@ class BackgroundServer:
     def stop(self) -> None:
         """Stop after the answers in flight are finished."""
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
+            asyncio.run_coroutine_threadsafe(self._cleanup(), self._loop).result()
             self._runner = None
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)

@@ -7,8 +7,12 @@ Each function turns one kind of divergence into the line the agent, the test and
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
 
+from ..fixture import DEFAULT_DIR
 from ..normalize import COMPONENTS
 
 # How each component is named in a message ("system prompt changed", "messages changed", ...).
@@ -38,8 +42,30 @@ def quoted(value: str | None) -> str:
     return escape(json.dumps(value, ensure_ascii=False)) if value is not None else "none"
 
 
+def refresh_command(fixture: str, fixtures_dir: str | None = None) -> str:
+    flag = f" --fixtures-dir {shlex.quote(fixtures_dir)}" if fixtures_dir else ""
+    return f"`attest capture --refresh {escape(fixture)}{escape(flag)}`"
+
+
 def _line(what: str, fixture: str) -> str:
-    return f"replay miss: {what}; re-record with `attest capture --refresh {escape(fixture)}`"
+    return f"replay miss: {what}; re-record with {refresh_command(fixture)}"
+
+
+def fixtures_dir_flag(fixture_path: Path, cwd: Path | None = None) -> str | None:
+    """The --fixtures-dir a re-record needs for this fixture: None in the default place, else its
+    directory (relative to the working directory when inside it)."""
+    directory = fixture_path.parent.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    shown = os.path.relpath(directory, here) if directory.is_relative_to(here) else str(directory)
+    return None if Path(shown) == DEFAULT_DIR else shown
+
+
+def naming_fixtures_dir(miss: Miss, fixtures_dir: str | None) -> Miss:
+    """The same miss, its re-record command naming `--fixtures-dir` when the fixture needs one."""
+    if not fixtures_dir:
+        return miss
+    hint = refresh_command(miss.fixture)
+    return replace(miss, message=miss.message.replace(hint, refresh_command(miss.fixture, fixtures_dir)))
 
 
 def changed(component: str, recorded: dict[str, str], live: dict[str, str], fixture: str) -> Miss:

@@ -26,13 +26,18 @@ from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
-from .live import KEY_VARS, LiveForwarder
+from .live import KEY_VARS, LiveForwarder, request_content
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
 
 # The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
 # placeholder that can never match the engine's own key and so is never forwarded.
 PLACEHOLDER_KEY = "attest-replay-no-key"
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
+TOO_LARGE = (
+    "replay miss: the request body is larger than the engine's 64 MiB limit, so it cannot match a recording"
+)
 
 
 def miss_response(provider: str, message: str) -> web.Response:
@@ -59,9 +64,12 @@ async def serve_recording(request: web.Request, rec: Recording) -> web.StreamRes
         return web.Response(status=rec.status, body=rec.body, headers=rec.headers)
     response = web.StreamResponse(status=rec.status, headers=rec.headers)
     await response.prepare(request)
-    for event in rec.events:  # one write per recorded event: no re-chunking, no buffering
-        await response.write(event)
-    await response.write_eof()
+    try:
+        for event in rec.events:  # one write per recorded event: no re-chunking, no buffering
+            await response.write(event)
+        await response.write_eof()
+    except ConnectionResetError:  # the agent left mid-stream: its choice, not an engine error
+        pass
     return response
 
 
@@ -78,7 +86,7 @@ class ReplayApp:
         self.tool_routes = ToolReplay(self)
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
@@ -125,12 +133,20 @@ class ReplayApp:
             session.counters.otlp_requests += 1
             await request.read()
             return web.Response(status=200, body=b"{}", content_type="application/json")
-        raw = await request.read()
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            miss = Miss(TOO_LARGE, "params", session.name)
+            session.record_miss(miss, not_evaluated=False)
+            return miss_response(provider, miss.message)
         path = "/" + request.match_info["tail"]
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
         # The served ids the agent sends back are matched as the placeholders they stand for.
-        body = parse_body(restore_bytes(raw, session.served), request.headers.get("content-type"))
+        body = parse_body(
+            restore_bytes(request_content(raw, request.headers.get("content-encoding")), session.served),
+            request.headers.get("content-type"),
+        )
         path, query = restore(path, session.served), restore(request.query_string, session.served)
         rk = request_key(provider, request.method, path, query, body, self.secrets)
         found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
@@ -160,7 +176,8 @@ class ReplayApp:
         if not self.live.authorized(provider, request.headers) or session.no_live:
             return miss_response(provider, "attest replay: live calls are off for this run")
         if model is None:
-            model = (parse_body(raw, request.headers.get("content-type")).get("json") or {}).get("model")
+            content = request_content(raw, request.headers.get("content-encoding"))
+            model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
         try:
             response, body = await self.live.forward(request, provider, path, raw)
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted
@@ -173,10 +190,17 @@ class ReplayApp:
 class Engine:
     """The replay engine in a background thread. Use as a context manager, or start() and stop()."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, secrets: Secrets | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        secrets: Secrets | None = None,
+        request_timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
         self.env = dict(os.environ if env is None else env)
         self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
-        self.server = BackgroundServer(self.app.build, "attest-engine")
+        self.server = BackgroundServer(
+            self.app.build, "attest-engine", auto_decompress=False, request_timeout=request_timeout
+        )
 
     @property
     def base_url(self) -> str:

@@ -81,8 +81,13 @@ class Session:
                 self._taken[key] = taken + 1
                 self._used[positions[taken]] = 1
                 return self.recordings[positions[taken]]
-            return diagnose.duplicate(self.name)
-        return self._diagnose(hashes, model, endpoint)
+            return self._hinted(diagnose.duplicate(self.name))
+        return self._hinted(self._diagnose(hashes, model, endpoint))
+
+    def _hinted(self, miss: Miss) -> Miss:
+        """A miss whose re-record command names the fixtures directory when it is not the default."""
+        loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)
+        return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path) if loaded else None)
 
     def _by_position(self, key: str, hashes: dict[str, str], model: str | None) -> Recording | Miss:
         """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift."""

@@ -9,6 +9,8 @@ from functools import lru_cache
 BLOCKED_HOSTS = frozenset(
     {
         "api.openai.com",
+        "eu.api.openai.com",  # OpenAI's data-residency endpoints
+        "us.api.openai.com",
         "api.anthropic.com",
         "generativelanguage.googleapis.com",
         "aiplatform.googleapis.com",
@@ -26,7 +28,9 @@ _BLOCKED_PATTERN = re.compile(
     r"""
       [^.]+-aiplatform\.googleapis\.com          # Vertex AI regional endpoints: <region>-aiplatform
     | (?:[^.]+\.)+openai\.azure\.com             # Azure OpenAI: <resource>.openai.azure.com
-    | bedrock-runtime\.[^.]+\.amazonaws\.com     # AWS Bedrock: bedrock-runtime.<region>.amazonaws.com
+    | (?:[^.]+\.)+cognitiveservices\.azure\.com  # Azure AI services: <resource>.cognitiveservices.azure.com
+    | (?:[^.]+\.)+services\.ai\.azure\.com       # Azure AI Foundry: <resource>.services.ai.azure.com
+    | bedrock-runtime(?:-fips)?\.[^.]+\.amazonaws\.com  # AWS Bedrock (and FIPS): bedrock-runtime.<region>...
     """,
     re.VERBOSE,
 )

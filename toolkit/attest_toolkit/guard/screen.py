@@ -27,6 +27,8 @@ _TLS_PREFIX_LENGTH = 3
 # scheme://authority at the start of a request target; the rest of the URL does not matter here.
 _ABSOLUTE_FORM = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<authority>[^/?#]*)")
 
+_LINE_END = re.compile(rb"[\r\n]")
+
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -47,7 +49,7 @@ _LINE_STATES = frozenset({_State.REQUEST_LINE, _State.HEADERS, _State.CHUNK_SIZE
 class RequestScreen:
     """The screening state of one client-to-proxy connection."""
 
-    __slots__ = ("_chunked", "_connect", "_length", "_line", "_refusal", "_remaining", "_state")
+    __slots__ = ("_after_cr", "_chunked", "_connect", "_length", "_line", "_refusal", "_remaining", "_state")
 
     def __init__(self) -> None:
         self._state = _State.REQUEST_LINE
@@ -57,6 +59,7 @@ class RequestScreen:
         self._chunked = False
         self._length = 0
         self._refusal: EgressBlockedError | None = None
+        self._after_cr = False  # the last line ended with CR: a LF right after it belongs to that end
 
     @property
     def opaque(self) -> bool:
@@ -73,6 +76,7 @@ class RequestScreen:
         twin._chunked = self._chunked
         twin._length = self._length
         twin._refusal = self._refusal
+        twin._after_cr = self._after_cr
         return twin
 
     def raise_if_refused(self) -> None:
@@ -93,6 +97,11 @@ class RequestScreen:
     def _advance(self, data: bytes) -> None:
         pos = 0
         while pos < len(data) and self._state is not _State.OPAQUE:
+            if self._after_cr:
+                self._after_cr = False
+                if data[pos] == 0x0A:  # the LF of a CRLF
+                    pos += 1
+                    continue
             if self._state in _LINE_STATES:
                 pos = self._feed_line(data, pos)
             elif self._state is _State.TUNNEL_START:
@@ -101,12 +110,16 @@ class RequestScreen:
                 pos = self._skip_body(data, pos)
 
     def _feed_line(self, data: bytes, pos: int) -> int:
-        end = data.find(b"\n", pos)
+        # A line ends at LF, CRLF or a bare CR: some proxies split on a bare CR, so a Host header
+        # hidden behind one must be screened as the line it is to them.
+        found = _LINE_END.search(data, pos)
+        end = found.start() if found else -1
         self._append(data[pos : len(data) if end < 0 else end])
         if end < 0:
             return len(data)
-        line = bytes(self._line).rstrip(b"\r")
+        line = bytes(self._line)
         self._line.clear()
+        self._after_cr = data[end] == 0x0D
         self._on_line(line)
         return end + 1
 
