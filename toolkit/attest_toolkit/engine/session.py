@@ -73,7 +73,8 @@ class Session:
 
     def lookup(self, key: str, hashes: dict[str, str], model: str | None, endpoint: str) -> Recording | Miss:
         if self.match == "lenient":
-            return self._by_position(key, hashes, model)
+            found = self._by_position(key, hashes, model)
+            return self._hinted(found) if isinstance(found, Miss) else found
         positions = self.by_key.get(key)
         if positions:
             taken = self._taken.get(key, 0)
