@@ -232,7 +232,7 @@ def import_ctxmesh(
     secrets: Secrets | None = None,
 ) -> tuple[Path, int, int]:
     """Import a ctxmesh fixture file or blob directory; returns (path, model calls, tool messages)."""
-    from .importer import check_name
+    from .fixture import check_name
 
     check_name(name)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", mcp_env):
