@@ -20,7 +20,10 @@ from typing import Any
 
 from . import __version__
 from .errors import AttestError, CredentialFound, FixtureError, UsageError, describe_os_error, read_text
-from .secrets import REDACTED, Secrets, environment_secrets, is_secret_key
+from .normalize.body import encoded_text
+from .normalize.streams import find_streamed_secret
+from .secret_names import is_secret_key
+from .secrets import REDACTED, Secrets, environment_secrets
 from .validation import first_error, json_pointer, load_schema
 
 FORMAT = "attest-fixture"
@@ -114,12 +117,31 @@ def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
                 if is_secret_key(key) and isinstance(value, str) and value and value != REDACTED:
                     return json_pointer([*where, key]), f'value of a "{key}" key'
                 stack.append((value, [*where, key]))
+            hit = _body_credential(node, where, secrets)
+            if hit:
+                return hit
         elif isinstance(node, list):
             stack.extend((v, [*where, i]) for i, v in enumerate(node))
         elif isinstance(node, str):
             kind = secrets.find(node)
             if kind:
                 return json_pointer(where), kind
+    return None
+
+
+def _body_credential(
+    body: dict[str, Any], where: list[str | int], secrets: Secrets
+) -> tuple[str, str] | None:
+    """A credential only a reader of the whole body sees: streamed across SSE events, or base64-encoded."""
+    events = body.get("sse")
+    if isinstance(events, list) and all(isinstance(e, str) for e in events):
+        found = find_streamed_secret(events, secrets)
+        if found:
+            return json_pointer([*where, "sse", found[0]]), found[1]
+    text = encoded_text(body)
+    kind = secrets.find(text) if text is not None else None
+    if kind:
+        return json_pointer([*where, "base64"]), f"{kind}, base64-encoded"
     return None
 
 

@@ -1,4 +1,4 @@
-"""What a credential looks like: provider keys, bearer tokens, secret-named JSON keys, `.env` values.
+"""What a credential looks like: provider keys, bearer tokens, secret-named values, `.env` secrets.
 
 Both the credential scan (fixture read and write) and redaction (capture and replay) use these
 shapes, so what capture removes is exactly what the scan would refuse.
@@ -11,8 +11,10 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-REDACTED = "{{redacted}}"
+from .secret_context import REDACTED, Span, context_spans, mixed_case_and_digits
+from .secret_names import is_secret_env_name
 
 # (label, pattern). Labels name the kind of secret in errors; the value itself is never shown.
 TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -20,7 +22,11 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for label, rx in (
         ("Anthropic API key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
         ("OpenAI-style API key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}"),
-        ("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}"),
+        # A token has a digit or a symbol in it: "the ring bearer returned" is prose, not a header.
+        (
+            "bearer token",
+            r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/=\-]{8})[A-Za-z]*[0-9._~+/=\-][A-Za-z0-9._~+/=\-]*",
+        ),
         ("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"),
         ("AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
         ("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}"),
@@ -32,50 +38,9 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
-# JSON keys whose string value is a credential whatever it looks like. Not "token" (logprobs use it)
-# nor "signature" (Anthropic thinking blocks carry one that is no credential).
-SECRET_JSON_KEYS = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "x_api_key",
-        "api_token",
-        "authorization",
-        "proxy_authorization",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "auth_token",
-        "session_token",
-        "bearer_token",
-        "client_secret",
-        "secret_key",
-        "password",
-        "passwd",
-        "private_key",
-        "x_goog_api_key",
-        "cookie",
-        "set_cookie",
-    }
-)
-# Query parameters that carry credentials (Google's `key`, signed URLs' `sig`).
-SECRET_QUERY_PARAMS = SECRET_JSON_KEYS | {"key", "sig", "signature", "token", "code"}
-
 # The shortest `.env` value treated as a secret: shorter ones ("1", "true", "gpt-4o") are settings.
 MIN_ENV_SECRET = 8
 ENV_MAX_BYTES = 1024 * 1024
-
-
-def _canon(name: str) -> str:
-    return name.lower().replace("-", "_")
-
-
-def is_secret_key(name: str) -> bool:
-    return _canon(name) in SECRET_JSON_KEYS
-
-
-def is_secret_param(name: str) -> bool:
-    return _canon(name) in SECRET_QUERY_PARAMS
 
 
 # Text every shape in TOKEN_PATTERNS contains (a test keeps the two in step). The scan and
@@ -121,6 +86,18 @@ def may_hold_secret(text: str, values: tuple[str, ...]) -> bool:
     return "bearer" in text.lower()
 
 
+def _merged(spans: list[Span]) -> list[Span]:
+    spans.sort()
+    out: list[Span] = []
+    for start, end, label in spans:
+        if out and start <= out[-1][1]:
+            last = out[-1]
+            out[-1] = (last[0], max(last[1], end), last[2])
+        else:
+            out.append((start, end, label))
+    return out
+
+
 @dataclass(frozen=True)
 class Secrets:
     """The secrets to look for beyond the fixed shapes: values from `.env` and the environment."""
@@ -134,47 +111,83 @@ class Secrets:
         pattern = re.compile("|".join(re.escape(v) for v in vals)) if vals else None
         return cls(vals, pattern)
 
+    def spans(self, text: str) -> list[Span]:
+        """Where the secrets in `text` are, overlapping ones merged, in order."""
+        if len(text) < 6:  # shorter than any secret this can tell from a setting
+            return []
+        found: list[Span] = []
+        if may_hold_secret(text, self.values):
+            for label, rx in TOKEN_PATTERNS:
+                found.extend((m.start(), m.end(), label) for m in rx.finditer(text))
+            if self._pattern is not None:
+                found.extend((m.start(), m.end(), "value from .env") for m in self._pattern.finditer(text))
+        found.extend(context_spans(text))
+        return _merged(found) if found else found
+
     def find(self, text: str) -> str | None:
         """The label of the first secret in `text`, or None."""
-        if not may_hold_secret(text, self.values):
-            return None
-        for label, rx in TOKEN_PATTERNS:
-            if rx.search(text):
-                return label
-        if self._pattern is not None and self._pattern.search(text):
-            return "value from .env"
-        return None
+        spans = self.spans(text)
+        return spans[0][2] if spans else None
 
     def redact(self, text: str) -> str:
-        if not may_hold_secret(text, self.values):
+        spans = self.spans(text)
+        if not spans:
             return text
-        for _, rx in TOKEN_PATTERNS:
-            text = rx.sub(REDACTED, text)
-        if self._pattern is not None:
-            text = self._pattern.sub(REDACTED, text)
-        return text
+        parts, last = [], 0
+        for start, end, _ in spans:
+            parts += [text[last:start], REDACTED]
+            last = end
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def redact_all(self, value: Any) -> Any:
+        """`value` (JSON-like) with every string in it redacted, keys included."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(k): self.redact_all(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact_all(v) for v in value]
+        return value
 
 
-def _parse_env(text: str) -> Iterator[str]:
+# `.env` values that are settings, not secrets, whatever their variable is called.
+_SETTING = re.compile(r"(?i)true|false|yes|no|on|off|none|null|enabled|disabled")
+
+
+def is_env_secret(name: str, value: str) -> bool:
+    """A `.env` entry is a secret when its name says so (`*_KEY`, `*_TOKEN`, `*PASSWORD*`) or its
+    value looks like a random key (20+ characters mixing upper case, lower case and digits), and it
+    has at least 8 characters. Settings (`OPENAI_MODEL=gpt-4o-mini`, `APP_ENV=production`, ports,
+    booleans, short words) are not."""
+    if len(value) < MIN_ENV_SECRET or _SETTING.fullmatch(value):
+        return False
+    if is_secret_env_name(name):
+        return True
+    return len(value) >= 20 and not any(c.isspace() for c in value) and mixed_case_and_digits(value)
+
+
+def _parse_env(text: str) -> Iterator[tuple[str, str]]:
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        _, value = line.removeprefix("export ").split("=", 1)
+        name, value = line.removeprefix("export ").split("=", 1)
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         else:
             value = value.split(" #", 1)[0].strip()
         if value:
-            yield value
+            yield name.strip(), value
 
 
 _warned: set[str] = set()
 
 
 def load_dotenv_values(cwd: Path | None = None) -> tuple[str, ...]:
-    """The values of the working directory's `.env`; an unusable one is ignored with one warning."""
+    """The secret values of the working directory's `.env` (see is_env_secret); an unusable file is
+    ignored with one warning."""
     path = (cwd or Path.cwd()) / ".env"
     if not path.exists() and not path.is_symlink():
         return ()
@@ -185,7 +198,8 @@ def load_dotenv_values(cwd: Path | None = None) -> tuple[str, ...]:
         problem = "over 1 MiB"
     if problem is None:
         try:
-            return tuple(_parse_env(path.read_text(encoding="utf-8", errors="replace")))
+            entries = _parse_env(path.read_text(encoding="utf-8", errors="replace"))
+            return tuple(value for name, value in entries if is_env_secret(name, value))
         except OSError as exc:
             problem = exc.strerror or "unreadable"
     if str(path) not in _warned:

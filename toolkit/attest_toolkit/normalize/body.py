@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import json
 import re
+import zlib
 from typing import Any
 from urllib.parse import unquote_plus
 
 from ..errors import FixtureError
-from ..secrets import REDACTED, Secrets, is_secret_param
+from ..secret_names import is_secret_param
+from ..secrets import REDACTED, Secrets
 from .multipart import parse_multipart
 from .sse import split_sse
 
@@ -85,6 +88,72 @@ def body_bytes(body: Body) -> bytes:
         except binascii.Error:
             raise FixtureError("a stored body is not valid base64") from None
     return b""
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _decode_base64(data: str) -> bytes | None:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _gunzip(raw: bytes) -> bytes | None:
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+# Bytes outside ASCII read as NUL: one character per byte (offsets stay those of the bytes), and never
+# a letter, so `\xffsk-...` still starts a key at a word boundary.
+_ASCII_ONLY = bytes(range(128)) + b"\x00" * 128
+
+
+def _encoded_bytes(body: Body) -> tuple[bytes, bool] | None:
+    """The bytes a base64 body holds, gzip undone, and whether it was gzip; None for other bodies."""
+    data = body.get("base64")
+    raw = _decode_base64(data) if isinstance(data, str) else None
+    if raw is None:
+        return None
+    if raw[:2] == _GZIP_MAGIC:
+        inflated = _gunzip(raw)
+        if inflated is not None:
+            return inflated, True
+    return raw, False
+
+
+def _as_text(raw: bytes) -> str:
+    return raw.translate(_ASCII_ONLY).decode("ascii")
+
+
+def encoded_text(body: Body) -> str | None:
+    """What a base64 body holds (binary multipart, gzip undone) as text a secret can be found in."""
+    found = _encoded_bytes(body)
+    return _as_text(found[0]) if found is not None else None
+
+
+def redact_encoded(body: Body, secrets: Secrets) -> Body:
+    """A base64 body (binary multipart, gzip) with the secrets in its bytes redacted; others as given.
+
+    The bytes are rewritten only when a secret is found, so an ordinary binary body stays byte for byte.
+    """
+    found = _encoded_bytes(body)
+    if found is None:
+        return body
+    raw, gzipped = found
+    spans = secrets.spans(_as_text(raw))
+    if not spans:
+        return body
+    parts, last = [], 0
+    for start, end, _ in spans:
+        parts += [raw[last:start], REDACTED.encode()]
+        last = end
+    parts.append(raw[last:])
+    out = b"".join(parts)
+    return {"base64": base64.b64encode(gzip.compress(out, mtime=0) if gzipped else out).decode("ascii")}
 
 
 def redact_query(query: str, secrets: Secrets) -> str:

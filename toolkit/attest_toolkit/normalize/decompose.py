@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from ..secrets import Secrets
-from .body import Body, redact_query
+from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
 from .volatile import Numbering
 from .walk import Walker
@@ -169,7 +169,7 @@ def describe_components(
 ) -> dict[str, Any]:
     """The normalized value of each component, exactly what `request_key` hashes (for diffs and tests)."""
     del provider, method  # the decomposition follows the path: one proxy serves every provider's paths
-    parts = decompose(path, _query_pairs(query, secrets), body)
+    parts = decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
     return {name: _normalize(name, parts[name], secrets) for name in COMPONENTS}
 
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..secrets import Secrets
-from .body import Body, parse_body, provider_for, redact_query
+from .body import Body, parse_body, provider_for, redact_encoded, redact_query
 from .decompose import request_key
+from .streams import redact_streamed_secrets
 from .volatile import Numbering
 from .walk import Walker
 
@@ -78,17 +79,20 @@ class Templater:
             return {k: self._walker.walk(v) for k, v in body.items()}
         if "text" in body:
             return {"text": self.text(body["text"])}
-        return dict(body)
+        return redact_encoded(body, self.secrets)
 
     def _body(self, body: Body) -> Body:
         """A response body."""
         if "json" in body:
             return {"json": self._response_walker.walk(body["json"])}
         if "sse" in body:
-            return {"sse": [self._quoted(event) for event in body["sse"]]}
+            # A secret can be streamed in pieces that no single event holds: the joined streams are
+            # redacted first, while every piece is still as the provider sent it.
+            events = redact_streamed_secrets(body["sse"], self.secrets)
+            return {"sse": [self._quoted(event) for event in events]}
         if "text" in body:
             return {"text": self._quoted(body["text"])}
-        return dict(body)
+        return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:
         return self._numbering.apply_quoted(self._walker.redact(text))

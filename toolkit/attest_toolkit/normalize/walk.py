@@ -10,7 +10,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..secrets import REDACTED, Secrets, is_secret_key
+from ..secret_names import is_secret_key
+from ..secrets import REDACTED, Secrets
 
 # The parts of a request that carry a tool's output back to the model: stored and compared literally.
 TOOL_RESULT_TYPES = {
