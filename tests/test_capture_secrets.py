@@ -4,6 +4,7 @@ values of the working directory's .env. The fixture is written by the same code 
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import json
@@ -15,7 +16,8 @@ from urllib.parse import parse_qs, quote
 import pytest
 import requests
 from attest_toolkit import capture as capturing
-from attest_toolkit.fixture import read_fixture
+from attest_toolkit.errors import AttestError
+from attest_toolkit.fixture import new_fixture, new_source, read_fixture
 from attest_toolkit.progress import ProgressLine
 from attest_toolkit.secrets import TOKEN_PATTERNS, Secrets
 from hypothesis import HealthCheck, given, settings
@@ -113,3 +115,80 @@ def test_no_secret_survives_into_the_fixture(shape, env_value, password, where, 
     for leak in leaks:
         assert leak not in text
     assert "{{redacted}}" in text
+
+
+# --- streamed in pieces, encoded, or only known by its surroundings, through the real proxy ---------
+
+SPLIT_KEY = st.from_regex(
+    TOKEN_PATTERNS[1][1], fullmatch=True, alphabet=string.ascii_letters + string.digits + "-_"
+)
+
+
+def capture_raw(cwd: Path, upstream: FakeUpstream, body: bytes, content_type: str) -> Path:
+    env = {"ATTEST_OPENAI_UPSTREAM": upstream.url}
+    quiet = ProgressLine(stream=io.StringIO(), live=False)
+    with capturing.RecordingProxy(capturing.capture_secrets(env, cwd), env, quiet) as proxy:
+        url = f"{proxy.app.base_url}/openai/v1/chat/completions"
+        response = requests.post(url, data=body, headers={"content-type": content_type}, timeout=30)
+        assert response.status_code == 200
+    path = cwd / "fixtures" / "t.attest.json"
+    capturing.conclude(proxy.app, ["python", "agent.py"], "t", path, 0, expect_fail=False)
+    return path
+
+
+def streamed_text(doc: dict) -> str:
+    parts = []
+    for event in doc["channels"]["model"][0]["response"]["body"]["sse"]:
+        if event.startswith("data: {"):
+            for choice in json.loads(event[6:])["choices"]:
+                parts.append(choice["delta"].get("content") or "")
+                parts += [c["function"]["arguments"] for c in choice["delta"].get("tool_calls", [])]
+    return "".join(parts)
+
+
+def tool_chunk(arguments: str) -> bytes:
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    chunk = {
+        "id": ID,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"tool_calls": [call]}}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=SPLIT_KEY, data=st.data(), tool=st.booleans())
+def test_a_key_the_model_streams_back_in_pieces_never_reaches_the_fixture(key, data, tool):
+    text = json.dumps({"db": {"password": "pw-0b8f2c9e"}, "note": key}) if tool else f"Your key is {key}."
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), min_size=1, max_size=4)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    events = [tool_chunk(p) if tool else chat_chunk(p) for p in pieces] + [b"data: [DONE]\n\n"]
+    parts = [("file", b"\x89PNG\r\n\x1a\n\xff" + key.encode()), ("api_key", b"abc123")]
+    body = (
+        b"".join(
+            b'--B\r\nContent-Disposition: form-data; name="' + n.encode() + b'"\r\n\r\n' + v + b"\r\n"
+            for n, v in parts
+        )
+        + b"--B--\r\n"
+    )
+    reply = Reply(headers={"content-type": "text/event-stream"}, events=events)
+    with tempfile.TemporaryDirectory() as tmp, FakeUpstream([reply]) as upstream:
+        path = capture_raw(Path(tmp), upstream, body, "multipart/form-data; boundary=B")
+        doc = read_fixture(path, Secrets.of([]))
+    assert upstream.requests[0].body == body  # the provider got the upload as sent
+    seen = streamed_text(doc) + base64.b64decode(doc["channels"]["model"][0]["request"]["base64"]).decode(
+        "latin-1"
+    )
+    for leak in (key, "pw-0b8f2c9e", "abc123"):
+        assert leak not in seen
+    assert "{{redacted}}" in streamed_text(doc)
+
+
+def test_a_fixture_with_a_secret_in_a_wrong_field_is_refused_without_showing_it(tmp_path: Path) -> None:
+    key = "sk-proj-" + "F1xtur3K3y" * 3
+    doc = {**new_fixture("t", new_source(["python", "agent.py"]), []), "name": f"my {key}"}
+    path = tmp_path / "t.attest.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(AttestError) as caught:
+        read_fixture(path, Secrets.of([]))
+    assert "/name" in str(caught.value) and key not in str(caught.value)

@@ -142,6 +142,27 @@ def test_the_token_never_reaches_the_comment_or_the_summary(actions: Actions) ->
     assert TOKEN not in actions.stdout.getvalue()
 
 
+def test_no_credential_in_a_report_file_reaches_anything_published(actions: Actions) -> None:
+    # A report written by another tool (or edited) is redacted once, before anything is rendered or
+    # escaped: the comment, the step summary, the annotations in the log and the check run.
+    key, echoed = "sk-proj-" + "Pub_l1sh_K3y_" * 2, "hdr-0b8f2c9e7d"
+    failed = row(1, "failed", miss=f"replay miss: X-Custom-Auth: {echoed}", message=f"assert {key!r}")
+    failed["id"] = f"tests/test_agent.py::test_1[{key}]"
+    failed["replay"]["miss"]["location"]["file"] = f"agent/{key}.py"
+    path = actions.tmp / "report.json"
+    path.write_text(json.dumps(make_report([failed, row(2)])), encoding="utf-8")
+    actions.publish(path)
+    published = [
+        actions.gh.comments(REPO, PR)[0]["body"],
+        actions.summary.read_text(),
+        actions.stdout.getvalue(),
+        json.dumps([r.body for r in actions.gh.state.requests]),
+    ]
+    for text in published:
+        assert key not in text and echoed not in text
+        assert key.replace("_", "\\_") not in text  # nor the key as markdown escaping would write it
+
+
 # --- read-only tokens and forks -------------------------------------------------------------------
 
 

@@ -319,3 +319,25 @@ def test_engine_dies(attest_replay, request):
         in result.outlines
     )
     assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+
+
+def test_the_report_holds_no_credential_from_ids_messages_or_skip_reasons(suite):
+    key = "sk-proj-" + "Pl4g1nK3y" * 3
+    suite.makepyfile(
+        test_agent=f"""
+import pytest
+
+@pytest.mark.parametrize("key", ["{key}"])
+def test_call(key):
+    assert key == "X-Custom-Auth: hdr-0b8f2c9e7d"
+
+@pytest.mark.skip(reason="needs postgres://app:pw-0b8f2c9e@db/prod")
+def test_skipped():
+    pass
+"""
+    )
+    suite.runpytest_subprocess("--attest-report=report.json").assert_outcomes(failed=1, skipped=1)
+    text = (suite.path / "report.json").read_text()
+    for leak in (key, "hdr-0b8f2c9e7d", "pw-0b8f2c9e"):
+        assert leak not in text
+    assert "test_call[{{redacted}}]" in text

@@ -50,7 +50,7 @@ def test_load_report_returns_a_valid_report(tmp_path: Path) -> None:
         (json.dumps({**make_report(), "version": 3}), "report version 3"),
         (
             json.dumps({"version": 2, "tests": []}),
-            "invalid at the top level: 'summary' is a required property",
+            'invalid at the top level: the required property "summary" is missing',
         ),
     ],
 )
@@ -68,7 +68,7 @@ def test_malformed_report_is_one_error_naming_the_file(tmp_path: Path, content: 
 def test_schema_violation_names_the_json_pointer(tmp_path: Path) -> None:
     report = make_report()
     report["tests"][3]["outcome"] = "exploded"
-    with pytest.raises(ReportError, match=r"invalid at /tests/3/outcome: 'exploded' is not one of"):
+    with pytest.raises(ReportError, match=r'invalid at /tests/3/outcome: must be one of "passed"'):
         load_report(write_json(tmp_path / "r.json", report))
 
 
@@ -370,3 +370,58 @@ def test_miss_location_survives_junit(tmp_path: Path) -> None:
     miss = from_junit(tmp_path / "j.xml")["tests"][0]["replay"]["miss"]
     assert miss["location"] == {"file": "agent/refund.py", "line": 42}
     assert miss["component"] == "system"
+
+
+# --- no secret in a report ------------------------------------------------------------------------
+
+KEY = "sk-proj-" + "R3p0rtK3y" * 3
+ECHOED = "X-Custom-Auth: hdr-0b8f2c9e7d"  # a provider echoing a custom auth header back
+
+
+def leaky_row() -> dict:
+    """A row whose every free-form string quotes a credential, as a careless test can make it do."""
+    miss = make_miss(f"replay miss: {ECHOED}", "messages", f"agent/{KEY}.py", 3)
+    facts = replay_facts(1, misses=1, miss=miss, fixtures=[f"tests/attest/fixtures/{KEY}.attest.json"])
+    row = make_test(
+        f"tests/test_a.py::test_call[{KEY}]", "failed", message=f"assert {KEY!r} == ''", replay=facts
+    )
+    row["file"] = f"tests/{KEY}/test_a.py"
+    return row
+
+
+def test_a_built_report_holds_no_credential_in_any_string(tmp_path: Path) -> None:
+    # Parametrize ids quote their arguments, paths and messages anything: each goes through redaction.
+    skipped = make_test("tests/test_b.py::test_skip", "skipped", message=f"needs {ECHOED}")
+    path = write_report(build_report([leaky_row(), skipped], egress=dict(ISOLATED)), tmp_path / "r.json")
+    text = path.read_text()
+    assert KEY not in text and "hdr-0b8f2c9e7d" not in text
+    assert "tests/test_a.py::test_call[{{redacted}}]" in text
+
+
+def test_a_report_from_junit_holds_no_credential(tmp_path: Path) -> None:
+    xml = tmp_path / "junit.xml"
+    xml.write_text(
+        f'<testsuites><testsuite name="s"><testcase classname="tests.test_a" name="test_call[{KEY}]" time="0.1">'
+        f'<failure message="{ECHOED}">postgres://app:pw-0b8f2c9e@db/prod</failure></testcase>'
+        f'<testcase classname="tests.test_a" name="test_skip" time="0"><skipped message="cookie: s={KEY}"/>'
+        "</testcase></testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    text = json.dumps(from_junit(xml))
+    for leak in (KEY, "hdr-0b8f2c9e7d", "pw-0b8f2c9e"):
+        assert leak not in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("outcome", KEY), ("duration", KEY), ("line", KEY)],
+)
+def test_a_schema_error_names_the_pointer_and_the_problem_never_the_value(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    report = make_report()
+    report["tests"][1][field] = value
+    with pytest.raises(ReportError) as caught:
+        load_report(write_json(tmp_path / "r.json", report))
+    assert f"invalid at /tests/1/{field}: " in str(caught.value)
+    assert KEY not in str(caught.value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any
 from . import __version__
 from .errors import AttestError, read_text
 from .fixture import atomic_write
-from .secrets import Secrets, environment_secrets
+from .secret_names import is_secret_env_name
+from .secrets import Secrets, environment_secrets, is_env_secret
 from .validation import first_error
 
 VERSION = 2
@@ -110,30 +110,25 @@ def write_report(report: Report, path: str | Path) -> Path:
 
 # --- building ------------------------------------------------------------------------------------
 
-_SECRET_ENV_NAME = re.compile(r"(API_KEY|TOKEN|SECRET|PASSWORD)$")
-
 
 def run_secrets() -> Secrets:
-    """Secret values a report must not carry: `.env` values and this process's key-like variables."""
-    extra = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.search(k.upper())]
+    """Secret values a report must not carry: `.env` secrets and this process's credential variables
+    (named like `*_API_KEY`, `*_TOKEN`, `*PASSWORD*`; see secret_names)."""
+    extra = [v for k, v in os.environ.items() if is_secret_env_name(k) and is_env_secret(k, v)]
     return environment_secrets(extra=extra)
 
 
 def redact_tests(tests: list[Test], secrets: Secrets | None = None) -> list[Test]:
-    """Copies of `tests` without credentials in their free-text fields (a message can quote anything)."""
+    """Copies of `tests` without credentials in any string: ids (parametrize ids quote their
+    arguments), paths, messages, skip reasons, fixture names, miss messages."""
     secrets = secrets if secrets is not None else run_secrets()
-    return [_redact_test(t, secrets) for t in tests]
+    return [secrets.redact_all(t) for t in tests]
 
 
-def _redact_test(test: Test, secrets: Secrets) -> Test:
-    out = dict(test)
-    for key in ("message", "reason"):
-        if isinstance(out.get(key), str):
-            out[key] = secrets.redact(out[key])
-    miss = (out.get("replay") or {}).get("miss")
-    if miss and isinstance(miss.get("message"), str):
-        out["replay"] = {**out["replay"], "miss": {**miss, "message": secrets.redact(miss["message"])}}
-    return out
+def redact_report(report: Report, secrets: Secrets | None = None) -> Report:
+    """`report` with every string redacted: what publishing reads, whoever wrote the file."""
+    secrets = secrets if secrets is not None else run_secrets()
+    return secrets.redact_all(report)
 
 
 def default_environment(runner: str | None = None) -> dict[str, Any]:
@@ -325,6 +320,7 @@ __all__ = [
     "from_junit",
     "load_report",
     "merge_reports",
+    "redact_report",
     "redact_tests",
     "summarize",
     "to_junit",

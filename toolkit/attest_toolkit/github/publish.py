@@ -22,8 +22,8 @@ from ..errors import AttestError, UsageError
 from ..fixture import atomic_write
 from ..fixture_diff import changes_since
 from ..policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
-from ..report import Report, contradiction, load_report
-from ..secrets import Secrets, environment_secrets
+from ..report import Report, contradiction, load_report, redact_report, run_secrets
+from ..secrets import Secrets
 from ..summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
@@ -137,14 +137,17 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
         )
     else:
         policy = load_policy(options.policy)
+    secrets = Secrets.of([*run_secrets().values, token])
     return _Run(
         options=options,
         context=context,
-        report=report,
+        # The one way into everything published (comment, summary, annotations, check run, log lines):
+        # every string of the report redacted before any of it is rendered or escaped.
+        report=redact_report(report, secrets),
         report_text=Path(options.report).read_text(encoding="utf-8"),
         verdict=evaluate(report, policy),
         token=token,
-        secrets=environment_secrets(extra=[token] if token else []),
+        secrets=secrets,
         out=out,
         fixture_changes=_fixture_changes(options, out),
         path_prefix=prefix,
