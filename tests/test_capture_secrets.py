@@ -192,3 +192,15 @@ def test_a_fixture_with_a_secret_in_a_wrong_field_is_refused_without_showing_it(
     with pytest.raises(AttestError) as caught:
         read_fixture(path, Secrets.of([]))
     assert "/name" in str(caught.value) and key not in str(caught.value)
+
+
+def test_a_custom_auth_header_the_provider_echoes_back_is_redacted(tmp_path: Path) -> None:
+    # Only the header names it: the value has no shape, and the provider repeats it in plain text.
+    value = "c0ffee-Tenant-7f3a9b"
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    with FakeUpstream([answer(f"you sent {value}", streamed=True)]) as upstream:
+        path = capture_one_call(tmp_path, upstream, request, "", {"X-Custom-Auth": value})
+    assert upstream.requests[0].headers["X-Custom-Auth"] == value  # the provider got it
+    text = path.read_text(encoding="utf-8")
+    assert value not in text
+    assert "you sent {{redacted}}" in text

@@ -44,13 +44,12 @@ from .fixture import (
 from .normalize import Exchange, Templater
 from .progress import ProgressLine, counted
 from .provider_env import proxy_env
+from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
 from .tools.record import ToolRecorder
 
 PROVIDERS = ("openai", "anthropic")
-# Headers through which a client sends its key; their values are scanned for at write time.
-_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
 _STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
 _SHUTDOWN_TIMEOUT = 5.0
 
@@ -210,12 +209,16 @@ class RecordingApp:
         self.progress.note(f"attest capture: {message}")
 
     def _remember_credentials(self, request: web.Request) -> None:
-        for name in _CREDENTIAL_HEADERS:
-            value = request.headers.get(name, "")
-            if value[:7].lower() == "bearer ":
-                value = value[7:]
-            if value.strip():
-                self.credentials.add(value.strip())
+        """The values of the credential headers the command sends (`authorization`, `x-api-key`, a
+        custom `X-Custom-Auth`): redacted wherever a provider echoes them back, and scanned for."""
+        for name, value in request.headers.items():
+            if is_secret_key(name):
+                value = value.strip()
+                if value[:7].lower() == "bearer ":
+                    value = value[7:].strip()
+                if value:
+                    self.credentials.add(value)
+        self.templater.learn(self.credentials)
 
 
 class RecordingProxy:

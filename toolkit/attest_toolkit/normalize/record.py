@@ -6,6 +6,7 @@ next: the response id the agent echoes in its next request is `{{id_N}}` in both
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,12 @@ class Templater:
         self._walker = Walker(secrets, self._numbering.apply)
         # Responses: only ids and timestamps that are values of their own (see volatile._whole).
         self._response_walker = Walker(secrets, self._numbering.apply_value)
+
+    def learn(self, values: Iterable[str]) -> None:
+        """Also redact `values` from now on (the keys a command sends in its headers)."""
+        merged = Secrets.of([*self.secrets.values, *values])
+        if merged.values != self.secrets.values:
+            self.secrets = self._walker.secrets = merged
 
     def text(self, text: str) -> str:
         return self._walker.text(text)
