@@ -121,13 +121,16 @@ def test_the_quick_secret_check_never_skips_a_secret_shape(label: str, data: st.
 # --- what a reader would see: streamed, encoded and nested secrets --------------------------------
 
 ALNUM = string.ascii_letters + string.digits
-VALUES = st.text(alphabet=ALNUM, min_size=8, max_size=30)
 
 
 def _mixed(text: str) -> bool:
     return (
         any(c.isupper() for c in text) and any(c.islower() for c in text) and any(c.isdigit() for c in text)
     )
+
+
+# Mixed case and digits, so that a generated value is never a word the fixture holds anyway.
+VALUES = st.text(alphabet=ALNUM, min_size=10, max_size=30).filter(_mixed)
 
 
 @st.composite
@@ -140,7 +143,7 @@ def secrets_in_context(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
         secret = draw(st.sampled_from(list(PRINTABLE_SHAPES)).flatmap(PRINTABLE_SHAPES.__getitem__))
         return secret, secret, ()
     if kind == "env":
-        secret = draw(st.text(alphabet=ALNUM, min_size=16, max_size=40))
+        secret = draw(st.text(alphabet=ALNUM, min_size=16, max_size=40).filter(_mixed))
         return secret, secret, (secret,)
     if kind == "aws":
         secret = draw(st.text(alphabet=ALNUM + "/+", min_size=40, max_size=40).filter(_mixed))
