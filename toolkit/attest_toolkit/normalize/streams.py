@@ -103,26 +103,25 @@ def find_streamed_secret(sse: list[str], secrets: Secrets) -> tuple[int, str] | 
 def redact_streamed_secrets(sse: list[str], secrets: Secrets) -> list[str]:
     """The events with every secret in the joined streams redacted in each event it touches."""
     events = [_parse(text) for text in sse]
-    changed: set[int] = set()
+    changed: dict[int, _Event] = {}
     for pieces in _streams(events).values():
         cuts: dict[int, list[tuple[int, int, bool]]] = {}
         for piece, offset, start, end, _ in _split_spans(pieces, secrets):
             local = (
                 max(start, offset) - offset,
                 min(end, offset + len(piece.text)) - offset,
-                start >= offset,
+                start >= offset,  # the piece where the secret starts gets the placeholder
             )
             cuts.setdefault(id(piece), []).append(local)
         for piece in pieces:
-            for cut_start, cut_end, first in sorted(cuts.get(id(piece), ()), reverse=True):
-                mark = REDACTED if first else ""
-                piece.text = piece.text[:cut_start] + mark + piece.text[cut_end:]
-            if id(piece) in cuts:
-                event = events[piece.event]
-                assert event is not None
-                _set(event.value, piece.path, piece.text)
-                changed.add(piece.event)
-    return [_rewrite(events[i]) if i in changed else text for i, text in enumerate(sse)]  # type: ignore[arg-type]
+            event = events[piece.event]
+            if id(piece) not in cuts or event is None:
+                continue
+            for cut_start, cut_end, first in sorted(cuts[id(piece)], reverse=True):
+                piece.text = piece.text[:cut_start] + (REDACTED if first else "") + piece.text[cut_end:]
+            _set(event.value, piece.path, piece.text)
+            changed[piece.event] = event
+    return [_rewrite(changed[i]) if i in changed else text for i, text in enumerate(sse)]
 
 
 def _set(node: Any, path: tuple[Any, ...], text: str) -> None:
