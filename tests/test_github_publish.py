@@ -29,6 +29,7 @@ from github_harness import (
     workflow_run_event,
     writes,
 )
+from report_factory import make_report
 
 pytest_plugins = ["github_harness"]  # the gh, waits and actions fixtures
 
