@@ -19,6 +19,7 @@ import yaml
 from attest_toolkit.fixture import find_credential
 from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
 from attest_toolkit.normalize.streams import find_streamed_secret
+from attest_toolkit.secret_names import is_secret_key, is_secret_param
 from attest_toolkit.secrets import REDACTED, TOKEN_PATTERNS, Secrets, load_dotenv_values, may_hold_secret
 from conftest import REAL_CASSETTES
 from hypothesis import HealthCheck, given, settings
@@ -454,3 +455,21 @@ def test_real_recorded_exchanges_hold_nothing_the_rules_call_a_secret() -> None:
 
 def _streamed_hit(text: str) -> bool:
     return find_streamed_secret(split_sse(text), NO_SECRETS) is not None
+
+
+def test_names_are_judged_by_their_words() -> None:
+    secret = [
+        "X-Custom-Auth",
+        "x-api-key",
+        "apiKey",
+        "client_secret",
+        "DB_PASSWORD",
+        "set-cookie",
+        "access_token",
+    ]
+    ordinary = ["max_tokens", "prompt_cache_key", "signature", "token", "author", "mcp-session-id", "session"]
+    assert [n for n in secret if not is_secret_key(n)] == []
+    assert [n for n in ordinary if is_secret_key(n)] == []
+    assert all(
+        is_secret_param(n) for n in ("sessionid", "session_id", "sig", "X-Amz-Signature", "key", "auth")
+    )

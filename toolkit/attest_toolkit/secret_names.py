@@ -43,7 +43,6 @@ _QUALIFIED = {
         {"access", "refresh", "id", "auth", "session", "bearer", "api", "csrf", "xsrf", "security"}
         | {"oauth", "github", "gh", "gitlab", "sas", "personal", "client", "service", "bot", "slack", "hf"}
     ),
-    "id": frozenset({"session"}),
     "signature": frozenset({"amz", "request", "url", "hmac", "webhook"}),
 }
 # Query parameters that are credentials on their own (Google's `key`, signed URLs' `signature`).
@@ -85,7 +84,10 @@ _JOINED = frozenset(
 def is_secret_param(name: str) -> bool:
     """True for a query parameter that carries a credential (`key`, `sig`, `X-Amz-Signature`, ...)."""
     parts = words(name)
-    return is_secret_key(name) or (len(parts) == 1 and parts[0] in _QUERY_ONLY)
+    if len(parts) == 1:
+        return is_secret_key(name) or parts[0] in _QUERY_ONLY
+    # `session_id` in a URL is a login; as a header or JSON key (`mcp-session-id`) it names a session.
+    return is_secret_key(name) or "".join(parts) == "sessionid"
 
 
 def is_secret_env_name(name: str) -> bool:
