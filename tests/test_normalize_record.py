@@ -234,7 +234,7 @@ def test_core_responses_validate_strictly_after_templating() -> None:
 
 def test_a_response_templates_only_ids_and_timestamps_never_its_content():
     page = "Mail the@agent.instructions; run 123e4567-e89b-42d3-a456-426614174000 finished."
-    url = "https://files.example.com/img/file-AbC9dEf2GhI3jKl4MnO5pQ.png?sig=call_Ab3dEf6hIj9kLm2nOp5qRs8t"
+    url = "https://files.example.com/img/file-AbC9dEf2GhI3jKl4MnO5pQ.png?v=call_Ab3dEf6hIj9kLm2nOp5qRs8t"
     reply = {
         "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
         "created_at": "2025-09-12T10:00:00Z",

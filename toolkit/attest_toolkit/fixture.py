@@ -22,6 +22,7 @@ from . import __version__
 from .errors import AttestError, CredentialFound, FixtureError, UsageError, describe_os_error, read_text
 from .normalize.body import encoded_text
 from .normalize.streams import find_streamed_secret
+from .normalize.walk import named_secret
 from .secret_names import is_secret_key
 from .secrets import REDACTED, Secrets, environment_secrets
 from .validation import first_error, json_pointer, load_schema
@@ -113,8 +114,10 @@ def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
     while stack:
         node, where = stack.pop()
         if isinstance(node, dict):
+            named = named_secret(node)
             for key, value in node.items():
-                if is_secret_key(key) and isinstance(value, str) and value and value != REDACTED:
+                secret_named = is_secret_key(key) or (named and key == "value")
+                if secret_named and isinstance(value, str) and value and value != REDACTED:
                     return json_pointer([*where, key]), f'value of a "{key}" key'
                 stack.append((value, [*where, key]))
             hit = _body_credential(node, where, secrets)

@@ -24,6 +24,13 @@ TOOL_RESULT_ROLES = ("tool", "function")
 _secret_key = lru_cache(maxsize=4096)(is_secret_key)
 
 
+def named_secret(node: dict[str, Any]) -> bool:
+    """A `{"name": "api_key", "value": ...}` pair (a multipart form field, a header list entry): its
+    value is a credential when its name is."""
+    name = node.get("name")
+    return isinstance(name, str) and "value" in node and _secret_key(name)
+
+
 def literal_key(node: dict[str, Any]) -> str | None:
     """The key of `node` that holds a tool result's contents, if `node` is a tool result."""
     kind = node.get("type")
@@ -78,11 +85,12 @@ class Walker:
         self, node: dict[str, Any], tool_results: bool, literal: bool, conversation_keys: tuple[str, ...] = ()
     ) -> dict[str, Any]:
         inner = literal_key(node) if tool_results and not literal else None
+        named = named_secret(node)
         out: dict[str, Any] = {}
         for key in sorted(node):
             value = node[key]
             name = self._key(key)
-            if isinstance(value, str) and value and _secret_key(key):
+            if isinstance(value, str) and value and (_secret_key(key) or (named and key == "value")):
                 out[name] = REDACTED
             else:
                 out[name] = self.walk(
