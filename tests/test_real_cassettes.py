@@ -197,6 +197,8 @@ class Placeholders:
         match = re.fullmatch(pattern, original, re.DOTALL)
         assert match, f"{where}: {served!r} is not {original!r} with ids templated"
         for mark, value in zip(marks, match.groups(), strict=True):
+            if mark == "{{redacted}}":  # a credential (a signed URL's sig): never served, whatever it was
+                continue
             assert self.meaning.setdefault(mark, value) == value, f"{where}: {mark} stands for two values"
 
 
