@@ -84,6 +84,25 @@ def test_mcp_over_http_is_captured_and_replayed_offline(tmp_path, mcp_mode):
     assert calls_log.read_text() == "Oslo 2 celsius\n"
 
 
+def test_mcp_prompts_are_replayed_and_a_changed_prompt_argument_is_a_tool_miss(tmp_path):
+    path = captured_weather(tmp_path, "--prompt-city", "Oslo")
+    methods = [t["rpc"]["method"] for t in load(path)["channels"]["tool"]]
+    assert {"prompts/list", "prompts/get"} <= set(methods)
+
+    done = replay(tmp_path, "weather", agent("--prompt-city", "Oslo"), CI="true")
+    assert done.returncode == 0, done.stderr
+    *output, summary = done.stdout.splitlines()
+    assert output == [FORECAST_LINE, ANSWER]
+    assert summary.startswith("attest replay: 2 replayed · 0 live model calls · $0.00 · ")
+    assert summary.endswith(" tool calls replayed · 0 live tool calls")
+
+    done = replay(tmp_path, "weather", agent("--prompt-city", "Bergen"))
+    assert done.returncode == 2
+    assert "replay miss: tool call unrecorded: weather.prompts/get forecast_question (arguments hash " in (
+        done.stderr
+    )
+
+
 def test_a_changed_tool_argument_is_a_tool_miss_with_exit_2(tmp_path):
     path = captured_weather(tmp_path)
     recorded = next(t for t in load(path)["channels"]["tool"] if t["rpc"]["method"] == "tools/call")["hash"]

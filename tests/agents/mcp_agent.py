@@ -1,11 +1,13 @@
 """An agent that loops the official openai SDK with tools from MCP servers (the official mcp SDK).
 
     python mcp_agent.py [--mcp-mode auto|legacy] [--stdio] [--orders] [--units U] [--question Q]
+                        [--prompt-city CITY]
 
 Its weather tools come from the MCP server at $WEATHER_MCP_URL (streamable HTTP) or, with --stdio,
 from the stdio server that `attest tool stdio weather -- ...` runs. With --orders it also has a
 `lookup_order` tool served by the plain HTTP API at $ORDERS_API_URL (sending $ORDERS_TOKEN as a bearer
-token when set). --units U adds an argument to every forecast call: a change in the agent's code.
+token when set). --prompt-city CITY takes the question from the server's `forecast_question` prompt
+instead of --question. --units U adds an argument to every forecast call: a change in the agent's code.
 It prints each tool result and the final answer, so a capture and its replay print the same thing.
 """
 
@@ -75,6 +77,14 @@ async def call_tool(mcp: Client, name: str, arguments: dict[str, Any], args: arg
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
+async def question(mcp: Client, args: argparse.Namespace) -> str:
+    if not args.prompt_city:
+        return args.question
+    listed = await mcp.list_prompts()
+    prompt = await mcp.get_prompt(listed.prompts[0].name, {"city": args.prompt_city})
+    return "".join(getattr(m.content, "text", "") for m in prompt.messages)
+
+
 async def run(args: argparse.Namespace) -> str:
     model = AsyncOpenAI(max_retries=0)
     async with Client(weather_server(args), mode=args.mcp_mode) as mcp:
@@ -92,7 +102,7 @@ async def run(args: argparse.Namespace) -> str:
         ]
         if args.orders:
             tools.append(LOOKUP_ORDER)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": args.question}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": await question(mcp, args)}]
         for _ in range(5):
             reply = await model.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
             message = reply.choices[0].message
@@ -115,6 +125,7 @@ def main() -> None:
     parser.add_argument("--orders", action="store_true")
     parser.add_argument("--units", default=None)
     parser.add_argument("--question", default="What is the weather in Oslo?")
+    parser.add_argument("--prompt-city", default=None)
     print(asyncio.run(run(parser.parse_args())), flush=True)
 
 

@@ -29,6 +29,12 @@ def get_forecast(city: str, days: int = 1, units: str = "celsius") -> str:
     return f"{city}: sunny for {days} day(s), {degrees} degrees {units}"
 
 
+@server.prompt()
+def forecast_question(city: str) -> str:
+    """The question the agent asks about a city, as an MCP prompt."""
+    return f"What is the weather in {city}?"
+
+
 def serve_http() -> None:
     import uvicorn
 
