@@ -7,12 +7,13 @@ import path from "node:path";
 
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { attest, PACKAGE } from "./helpers.js";
+import { attest, PACKAGE, REPO } from "./helpers.js";
 
 const PROJECT = path.join(PACKAGE, "test", "projects", "verdicts");
 const FILE = "sdks/vitest/test/projects/verdicts/verdicts.test.ts";
 const VITEST = path.join(PACKAGE, "node_modules", "vitest", "vitest.mjs");
-const REFRESH = "re-record with `attest capture --refresh example`";
+// The fixture is outside the project's default place, so the re-record hint names its directory.
+const REFRESH = `re-record with \`attest capture --refresh example --fixtures-dir ${path.join(REPO, "examples", "fixtures")}\``;
 
 interface Row {
   id: string;
