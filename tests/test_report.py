@@ -11,13 +11,12 @@ import pytest
 import typer
 from attest_toolkit.cli import report as report_cli
 from attest_toolkit.cli import run
+from attest_toolkit.junit import from_junit, to_junit
 from attest_toolkit.report import (
     ReportError,
     build_report,
-    from_junit,
     load_report,
     merge_reports,
-    to_junit,
     write_report,
 )
 from report_factory import ISOLATED, make_miss, make_report, make_test, replay_facts

@@ -1,8 +1,8 @@
-"""report-v2: building, reading, writing and merging test-run reports, and JUnit XML in and out.
+"""report-v2: building, reading, writing and merging test-run reports (JUnit XML: `junit.py`).
 
 The contract is `schemas/report-v2.schema.json`. A report holds every test with its outcome and replay
 facts, and the run's totals. Reports come from the pytest plugin (`build_report`), from the JUnit XML
-of any other runner (`from_junit`), or from several CI shards (`merge_reports`).
+of any other runner (`attest_toolkit.junit`), or from several CI shards (`merge_reports`).
 """
 
 from __future__ import annotations
@@ -293,23 +293,6 @@ def _merge_usage(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-# --- JUnit XML (its own module, which builds on this one; imported when used) --------------------
-
-
-def from_junit(path: str | Path) -> Report:
-    """A report-v2 from the JUnit XML of any runner (see `attest_toolkit.junit`)."""
-    from .junit import from_junit as read
-
-    return read(path)
-
-
-def to_junit(report: Report, path: str | Path) -> Path:
-    """Write the report as JUnit XML with the replay facts as properties (see `attest_toolkit.junit`)."""
-    from .junit import to_junit as write
-
-    return write(report, path)
-
-
 __all__ = [
     "EGRESS_MODES",
     "FAILED_OUTCOMES",
@@ -317,13 +300,11 @@ __all__ = [
     "ReportError",
     "build_report",
     "dumps",
-    "from_junit",
     "load_report",
     "merge_reports",
     "redact_report",
     "redact_tests",
     "summarize",
-    "to_junit",
     "validate_report",
     "write_report",
 ]
