@@ -21,7 +21,7 @@ from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
 from attest_toolkit.normalize.streams import find_streamed_secret
 from attest_toolkit.secret_names import is_secret_key, is_secret_param
 from attest_toolkit.secrets import REDACTED, TOKEN_PATTERNS, Secrets, load_dotenv_values, may_hold_secret
-from conftest import REAL_CASSETTES
+from conftest import REAL_CASSETTES, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -442,7 +442,7 @@ CASSETTES = sorted(
 )
 
 
-@pytest.mark.skipif(not CASSETTES, reason=f"no real cassettes under {REAL_CASSETTES}")
+@needs_shared
 def test_real_recorded_exchanges_hold_nothing_the_rules_call_a_secret() -> None:
     # Real traffic of other projects (bodies, SSE streams, tool calls), whose keys vcrpy filtered out:
     # every string in it, and every stream joined, must pass the rules untouched.

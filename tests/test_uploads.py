@@ -14,7 +14,7 @@ from attest_toolkit.engine import Engine
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.secrets import Secrets
 from capture_helpers import capture_env
-from conftest import REAL_CASSETTES, clean_env
+from conftest import REAL_CASSETTES, clean_env, needs_shared
 from upstream import FakeUpstream, Reply
 
 FILE_OBJECT = {
@@ -84,7 +84,7 @@ CREWAI_UPLOAD = REAL_CASSETTES.parent / "real-cassettes-extra/anthropic"
 CREWAI_UPLOAD = CREWAI_UPLOAD / "crw_TestCrewMultimodalFileUpload.test_image_upload_anthropic.yaml"
 
 
-@pytest.mark.skipif(not CREWAI_UPLOAD.exists(), reason=f"no shared cassette {CREWAI_UPLOAD}")
+@needs_shared
 def test_the_importer_decodes_crewai_base64_uploads(tmp_path: Path):
     result = import_cassettes([CREWAI_UPLOAD], "crewai", tmp_path, secrets=Secrets())
     request = fx.model_interactions(fx.read_fixture(result.path))[0]["request"]
