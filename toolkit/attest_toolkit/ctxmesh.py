@@ -52,22 +52,27 @@ def is_ctxmesh(path: Path) -> bool:
     return isinstance(head, dict) and "schemaVersion" in head and ("model" in head or "tools" in head)
 
 
-def _blob(path: Path) -> dict[str, Any]:
+def parse_blob(text: str, where: str | Path) -> dict[str, Any]:
+    """One ctxmesh fixture or partial blob, checked as ctxmesh loads it; `where` names it in errors."""
     try:
-        doc = json.loads(read_text(path, CtxmeshError, "ctxmesh fixture"))
+        doc = json.loads(text)
     except ValueError as exc:
-        raise CtxmeshError(f"not valid JSON ({exc})", path) from None
+        raise CtxmeshError(f"not valid JSON ({exc})", where) from None
     if not isinstance(doc, dict):
-        raise CtxmeshError("not a ctxmesh fixture (expected a JSON object)", path)
+        raise CtxmeshError("not a ctxmesh fixture (expected a JSON object)", where)
     version = doc.get("schemaVersion")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CtxmeshError("no schemaVersion: not a ctxmesh fixture", path)
+        raise CtxmeshError("no schemaVersion: not a ctxmesh fixture", where)
     if version > SUPPORTED:
-        raise CtxmeshError(f"schemaVersion {version} is newer than this importer reads ({SUPPORTED})", path)
+        raise CtxmeshError(f"schemaVersion {version} is newer than this importer reads ({SUPPORTED})", where)
     for channel in ("model", "tools"):
         if not isinstance(doc.get(channel) or [], list):
-            raise CtxmeshError(f"{channel} is not a list", path)
+            raise CtxmeshError(f"{channel} is not a list", where)
     return doc
+
+
+def _blob(path: Path) -> dict[str, Any]:
+    return parse_blob(read_text(path, CtxmeshError, "ctxmesh fixture"), path)
 
 
 def read_blobs(path: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -95,7 +100,7 @@ def merged(lists: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return kept
 
 
-def _bytes(item: dict[str, Any], where: str, path: Path) -> bytes:
+def _bytes(item: dict[str, Any], where: str, path: str | Path) -> bytes:
     try:
         return base64.b64decode(item.get("responseBytes") or "", validate=True)
     except (binascii.Error, ValueError):
@@ -109,7 +114,7 @@ def _content_type(item: dict[str, Any], raw: bytes) -> str:
     return "text/event-stream" if raw.lstrip().startswith((b"event:", b"data:")) else "application/json"
 
 
-def check_credentials(path: Path, doc: dict[str, Any], secrets: Secrets) -> None:
+def check_credentials(path: str | Path, doc: dict[str, Any], secrets: Secrets) -> None:
     """Refuse a blob that holds a credential: ctxmesh's header lines, and attest's own scan."""
     for channel in ("model", "tools"):
         for i, item in enumerate(doc.get(channel) or []):
@@ -131,7 +136,9 @@ def _model_path(request: Any) -> str:
     return "/v1/responses" if isinstance(request, dict) and "input" in request else "/v1/chat/completions"
 
 
-def model_interaction(item: dict[str, Any], templater: Templater, where: str, path: Path) -> dict[str, Any]:
+def model_interaction(
+    item: dict[str, Any], templater: Templater, where: str, path: str | Path
+) -> dict[str, Any]:
     raw = _bytes(item, where, path)
     request = item.get("request")
     exchange = Exchange(
@@ -177,7 +184,7 @@ def _tool_body(
 
 
 def tool_interaction(
-    item: dict[str, Any], position: int, server: str, templater: Templater, path: Path
+    item: dict[str, Any], position: int, server: str, templater: Templater, path: str | Path
 ) -> dict[str, Any]:
     raw = _bytes(item, f"tools[{position}]", path)
     request = _rpc_request(item, position)
@@ -201,25 +208,43 @@ def tool_interaction(
 
 
 def build_fixture(path: Path, name: str, mcp_env: str, secrets: Secrets) -> fx.Fixture:
-    blobs = read_blobs(path)
-    for blob_path, doc in blobs:
-        check_credentials(blob_path, doc, secrets)
+    return fixture_from_blobs(read_blobs(path), name, mcp_env, secrets, path.name, path)
+
+
+Blobs = Sequence[tuple[str | Path, dict[str, Any]]]
+
+
+def fixture_from_blobs(
+    blobs: Blobs, name: str, mcp_env: str, secrets: Secrets, run_id: str, where: str | Path
+) -> fx.Fixture:
+    """One fixture from a run's blobs (each credential-checked): the most complete snapshot of each
+    channel, in order, with the parts no snapshot repeats. `where` names the run in errors."""
+    for blob_where, doc in blobs:
+        check_credentials(blob_where, doc, secrets)
     model = merged([doc.get("model") or [] for _, doc in blobs])
     tools = merged([doc.get("tools") or [] for _, doc in blobs])
+    if not model and not tools:
+        raise CtxmeshError("the ctxmesh fixture holds no interactions; nothing to import", where)
     templater = Templater(secrets)
     server = server_name(mcp_env)
-    source = {**fx.new_source([]), "imported_from": f"ctxmesh run {_first(blobs, 'runId') or path.name}"}
+    source = {**fx.new_source([]), "imported_from": f"ctxmesh run {_first(blobs, 'runId') or run_id}"}
     return fx.new_fixture(
         name,
         source,
-        [model_interaction(item, templater, f"model[{i}]", path) for i, item in enumerate(model)],
-        [tool_interaction(item, i, server, templater, path) for i, item in enumerate(tools)],
+        [model_interaction(item, templater, f"model[{i}]", where) for i, item in enumerate(model)],
+        [tool_interaction(item, i, server, templater, where) for i, item in enumerate(tools)],
         {server: {"transport": "http", "env": mcp_env}} if tools else None,
     )
 
 
-def _first(blobs: list[tuple[Path, dict[str, Any]]], key: str) -> str | None:
+def _first(blobs: Blobs, key: str) -> str | None:
     return next((str(doc[key]) for _, doc in blobs if doc.get(key)), None)
+
+
+def check_mcp_env(mcp_env: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", mcp_env):
+        raise UsageError(f"--mcp-env {mcp_env!r} must be an environment variable name")
+    return mcp_env
 
 
 def import_ctxmesh(
@@ -235,15 +260,12 @@ def import_ctxmesh(
     from .fixture import check_name
 
     check_name(name)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", mcp_env):
-        raise UsageError(f"--mcp-env {mcp_env!r} must be an environment variable name")
+    check_mcp_env(mcp_env)
     target = fx.fixture_path(name, fixtures_dir)
     if target.exists() and not force:
         raise UsageError("fixture exists; pass --force to overwrite it", target)
     secrets = secrets if secrets is not None else environment_secrets()
     doc = build_fixture(Path(path), name, mcp_env, secrets)
     model, tools = len(fx.model_interactions(doc)), len(fx.tool_interactions(doc))
-    if model + tools == 0:
-        raise UsageError("the ctxmesh fixture holds no interactions; nothing to import", path)
     fx.write_fixture(target, doc, secrets)
     return target, model, tools

@@ -1,4 +1,5 @@
-"""`attest fixture import|show|verify`: bring vcrpy cassettes in, read a fixture, check fixtures."""
+"""`attest fixture import|show|verify|download|push|pull`: bring cassettes and ctxmesh runs in, read and
+check fixtures, keep them in an object store pinned by digest."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from .. import fixture as fx
 from ..errors import AttestError
 from ..fixture_view import describe
 from ..progress import ProgressLine
+from ..store import ctxmesh_run, pinned
+from ..store.client import DEFAULT_BUCKET, config_from_env
 from . import command_group
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3
@@ -95,11 +98,88 @@ def verify(paths: list[Path] = PATHS) -> int:
     return EXIT_BAD_FIXTURE if failed else EXIT_OK
 
 
+RUN_ID = typer.Argument(
+    "", metavar="RUN_ID", show_default=False, help="The ctxmesh run id (the run's key in the store)."
+)
+OUTPUT = typer.Option(
+    None, "--output", "-o", help="The file to write (default <fixtures-dir>/<run id>.attest.json)."
+)
+RUN_NAME = typer.Option(None, "--name", "-n", help="The fixture's name (default the run id).")
+PUSHED = typer.Argument(..., help="The names of the fixtures to upload and pin.")
+PULLED = typer.Argument(None, help="The pinned fixtures to fetch (default every one in the lock).")
+LOCK = typer.Option(
+    None, "--lock", help="The lock file (default <fixtures-dir>.lock: tests/attest/fixtures.lock)."
+)
+PREFIX = typer.Option(pinned.DEFAULT_PREFIX, "--prefix", help="Key prefix of pinned fixtures in the bucket.")
+STORE_HELP = (
+    "The store: OBJECT_STORE_ADDR (host:port), OBJECT_STORE_ACCESS_KEY, OBJECT_STORE_SECRET_KEY, "
+    f"OBJECT_STORE_BUCKET (default {DEFAULT_BUCKET}), OBJECT_STORE_SECURE=true for https."
+)
+
+
+def download(
+    run_id: str = RUN_ID,
+    output: Path | None = OUTPUT,
+    name: str | None = RUN_NAME,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+    mcp_env: str = MCP_ENV,
+) -> int:
+    """Download a ctxmesh run (every *.json under fixtures/<run id>/) as one fixture, mode 0600.
+    Exit 0 ok; 1 usage (blank run id, no store configured); 2 no fixture for the run, or a fetch,
+    validation, credential or write error (nothing written)."""
+    got = ctxmesh_run.download_run(
+        run_id, output=output, name=name, fixtures_dir=fixtures_dir, mcp_env=mcp_env
+    )
+    print(
+        f"attest fixture download: run {run_id}: {got.model} model call(s), {got.tools} tool message(s) "
+        f"from {got.blobs} blob(s)"
+    )
+    print(f"wrote {got.path} (mode 0600; it holds full prompts and tool results: do not commit it)")
+    where = "" if output is None and fixtures_dir is None else f" --fixtures-dir {got.path.parent}"
+    print(f"replay: attest replay --name {got.name}{where} -- <your agent command>")
+    return EXIT_OK
+
+
+def push(
+    names: list[str] = PUSHED,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+    lock: Path | None = LOCK,
+    prefix: str = PREFIX,
+) -> int:
+    """Upload fixtures to the object store by content digest and pin them in the lock file (commit
+    the lock, not the fixtures). Exit 0 ok; 1 usage or no store; 2 a store, fixture or write error."""
+    path, done = pinned.push(config_from_env(), names, fixtures_dir, lock, prefix)
+    for item in done:
+        print(f"pushed {item.name} {item.digest}" + ("" if item.transferred else " (already in the store)"))
+    print(f"attest fixture push: {len(done)} pinned in {path}: commit it")
+    return EXIT_OK
+
+
+def pull(
+    names: list[str] | None = PULLED,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+    lock: Path | None = LOCK,
+    prefix: str = PREFIX,
+) -> int:
+    """Fetch the fixtures the lock file pins, each verified against its digest (a mismatch is
+    refused); fixtures already here with the pinned digest are not downloaded again. Exit 0 ok;
+    1 usage or no store; 2 a store error, a digest mismatch or a bad fixture."""
+    path, done = pinned.pull(config_from_env(), names, fixtures_dir, lock, prefix)
+    fetched = sum(1 for item in done if item.transferred)
+    print(f"attest fixture pull: {fetched} fetched, {len(done) - fetched} up to date ({path})")
+    return EXIT_OK
+
+
 def register(app: typer.Typer) -> None:
     fixture_app = command_group(
-        "fixture", "Import vcrpy cassettes as fixtures, show a fixture, verify fixtures."
+        "fixture",
+        "Import vcrpy cassettes and ctxmesh runs as fixtures, show and verify fixtures, keep them in an "
+        "object store pinned by digest. " + STORE_HELP,
     )
     fixture_app.command("import")(import_)
     fixture_app.command("show")(show)
     fixture_app.command("verify")(verify)
+    fixture_app.command("download", epilog=STORE_HELP)(download)
+    fixture_app.command("push", epilog=STORE_HELP)(push)
+    fixture_app.command("pull", epilog=STORE_HELP)(pull)
     app.add_typer(fixture_app, name="fixture")

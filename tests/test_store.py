@@ -1,0 +1,243 @@
+"""Fixtures in an object store, against a real S3-compatible server with real SigV4 keys
+(tests/s3_server.py): `attest fixture download` of a ctxmesh run, written as ctxmesh's recorders write
+it, and `attest fixture push|pull` with the lock file."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import chat_request, chat_response
+from s3_server import S3
+
+pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures
+
+RUN = {"schemaVersion": 1, "agent": "team/weather", "recordedAt": "2026-05-01T10:00:00Z"}
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+def model_item(index: int, prompt: str, answer: str) -> dict:
+    request = chat_request(prompt)
+    return {
+        "index": index,
+        "requestHash": hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest(),
+        "request": request,
+        "responseBytes": b64(json.dumps(chat_response(answer)).encode()),
+        "contentType": "application/json",
+        "statusCode": 200,
+    }
+
+
+def tool_item(call: int, city: str) -> dict:
+    message = {
+        "jsonrpc": "2.0",
+        "id": call,
+        "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"city": city}},
+    }
+    reply = {
+        "jsonrpc": "2.0",
+        "id": call,
+        "result": {"content": [{"type": "text", "text": f"{city}: sunny"}]},
+    }
+    return {
+        "callId": str(call),
+        "toolName": "get_weather",
+        "argsHash": hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest(),
+        "request": message,
+        "responseBytes": b64(json.dumps(reply).encode()),
+        "contentType": "application/json",
+    }
+
+
+def put_blob(s3: S3, bucket: str, run_id: str, blob: dict) -> str:
+    """As ctxmesh's FixtureStore.Put: the compact fixture under fixtures/<run id>/<sha256>.json."""
+    raw = json.dumps({**RUN, "runId": run_id, **blob}, separators=(",", ":")).encode()
+    key = f"fixtures/{run_id}/{hashlib.sha256(raw).hexdigest()}.json"
+    s3.client().put_object(Bucket=bucket, Key=key, Body=raw)
+    return key
+
+
+def record_run(s3: S3, bucket: str, run_id: str, model: list[dict], tools: list[dict]) -> None:
+    """The gateway and the sidecar each re-put the whole growing run after every call."""
+    for n in range(len(model)):
+        put_blob(s3, bucket, run_id, {"model": model[: n + 1], "tools": []})
+    for n in range(len(tools)):
+        put_blob(s3, bucket, run_id, {"model": [], "tools": tools[: n + 1]})
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def answers(doc: dict) -> list[str]:
+    return [
+        i["response"]["body"]["json"]["choices"][0]["message"]["content"] for i in doc["channels"]["model"]
+    ]
+
+
+def cities(doc: dict) -> list[str]:
+    return [i["request"]["json"]["params"]["arguments"]["city"] for i in doc["channels"]["tool"]]
+
+
+MODEL = [
+    model_item(0, "Weather in Oslo?", "Checking."),
+    model_item(1, "And now?", "Sunny."),
+    model_item(2, "Tomorrow?", "Rain."),
+]
+TOOLS = [tool_item(1, "Oslo"), tool_item(2, "Bergen")]
+
+
+# --- attest fixture download ------------------------------------------------------------------------
+
+
+def test_a_run_downloads_as_one_fixture_with_both_channels_in_recorded_order(tmp_path, s3, bucket, attest):
+    record_run(s3, bucket, "run-42", MODEL, TOOLS)  # 5 snapshots, listed in digest order
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-42", "--mcp-env", "WEATHER_MCP_URL")
+
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "tests" / "attest" / "fixtures" / "run-42.attest.json"
+    assert done.stdout.splitlines() == [
+        "attest fixture download: run run-42: 3 model call(s), 2 tool message(s) from 5 blob(s)",
+        f"wrote {path.relative_to(tmp_path)} (mode 0600; it holds full prompts and tool results: do not commit it)",
+        "replay: attest replay --name run-42 -- <your agent command>",
+    ]
+    doc = load(path)
+    # The growing snapshots are not concatenated: each call once, in the order it was made.
+    assert answers(doc) == ["Checking.", "Sunny.", "Rain."]
+    assert cities(doc) == ["Oslo", "Bergen"]
+    assert doc["tools"] == {"weather": {"transport": "http", "env": "WEATHER_MCP_URL"}}
+    assert doc["source"]["imported_from"] == "ctxmesh run run-42"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    verified = attest({}, "fixture", "verify", str(path))
+    assert verified.returncode == 0, verified.stderr
+
+
+def test_concurrent_snapshots_that_are_no_prefix_of_each_other_keep_every_call_once(
+    tmp_path, s3, bucket, attest
+):
+    put_blob(s3, bucket, "run-7", {"model": MODEL[:2], "tools": TOOLS[:1]})
+    put_blob(s3, bucket, "run-7", {"model": MODEL[:1], "tools": TOOLS})
+    put_blob(s3, bucket, "run-7", {"model": MODEL, "tools": []})
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-7", "-o", "run.attest.json")
+
+    assert done.returncode == 0, done.stderr
+    doc = load(tmp_path / "run.attest.json")
+    assert answers(doc) == ["Checking.", "Sunny.", "Rain."] and cities(doc) == ["Oslo", "Bergen"]
+    assert doc["name"] == "run-7"
+    assert "--fixtures-dir ." in done.stdout.splitlines()[-1]
+
+
+def test_the_run_prefix_is_exact_run_1_never_picks_up_run_12(tmp_path, s3, bucket, attest):
+    record_run(s3, bucket, "run-1", MODEL[:1], [])
+    record_run(s3, bucket, "run-12", MODEL[1:], TOOLS)
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-1", "--fixtures-dir", "fx")
+
+    assert done.returncode == 0, done.stderr
+    doc = load(tmp_path / "fx" / "run-1.attest.json")
+    assert answers(doc) == ["Checking."] and doc["channels"].get("tool", []) == []
+    assert "from 1 blob(s)" in done.stdout
+
+
+def test_a_credential_in_any_blob_refuses_the_run_and_writes_nothing(tmp_path, s3, bucket, attest):
+    record_run(s3, bucket, "run-9", MODEL[:1], [])
+    leak = {
+        **MODEL[1],
+        "responseBytes": b64(b"HTTP/1.1 200 OK\r\nAuthorization: Bearer s3cr3tT0ken99\r\n\r\n{}"),
+    }
+    key = put_blob(s3, bucket, "run-9", {"model": [MODEL[0], leak], "tools": []})
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-9")
+
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert key in line and "credential found at model[1].responseBytes (Authorization header)" in line
+    assert "s3cr3tT0ken99" not in done.stderr + done.stdout
+    assert not (tmp_path / "tests").exists()
+
+
+def test_a_run_with_no_blobs_exits_2_and_writes_nothing(tmp_path, s3, bucket, attest):
+    record_run(s3, bucket, "run-10", MODEL, [])
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-1")
+
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "no fixture recorded for run run-1" in line
+    assert not (tmp_path / "tests").exists()
+
+
+def test_an_invalid_blob_exits_2(tmp_path, s3, bucket, attest):
+    put_blob(s3, bucket, "run-3", {"schemaVersion": 9, "model": MODEL, "tools": []})
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-3")
+
+    assert done.returncode == 2 and "schemaVersion 9 is newer than this importer reads (1)" in done.stderr
+    assert not (tmp_path / "tests").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "unset", "said"),
+    [
+        (["run-1"], "OBJECT_STORE_ADDR", "no object store configured: set OBJECT_STORE_ADDR"),
+        (["  "], None, "the run id is blank"),
+        ([], None, "the run id is blank"),
+    ],
+)
+def test_usage_problems_exit_1(tmp_path, s3, bucket, attest, args, unset, said):
+    env = s3.variables(bucket)
+    if unset:
+        del env[unset]
+
+    done = attest(env, "fixture", "download", *args)
+
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert said in line
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            {"OBJECT_STORE_SECRET_KEY": "w" * 40},
+            "the store refused the signature: check OBJECT_STORE_SECRET_KEY",
+        ),
+        (
+            {"OBJECT_STORE_ACCESS_KEY": "AKIAIOSFODNN7NOTREAL"},
+            "the store does not know OBJECT_STORE_ACCESS_KEY",
+        ),
+    ],
+)
+def test_wrong_keys_exit_2_with_one_line_that_shows_no_key(tmp_path, s3, bucket, attest, change, said):
+    record_run(s3, bucket, "run-5", MODEL, [])
+
+    done = attest({**s3.variables(bucket), **change}, "fixture", "download", "run-5")
+
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert said in line and f"{s3.addr}/{bucket}" in line
+    assert s3.secret_key not in line and "w" * 40 not in line
+    assert not (tmp_path / "tests").exists()
+
+
+def test_an_existing_file_is_replaced_at_mode_0600(tmp_path, s3, bucket, attest):
+    record_run(s3, bucket, "run-6", MODEL[:1], [])
+    target = tmp_path / "run-6.attest.json"
+    target.write_text("old")
+    target.chmod(0o644)
+
+    done = attest(s3.variables(bucket), "fixture", "download", "run-6", "-o", str(target))
+
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and answers(load(target)) == ["Checking."]
