@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import chat_request, chat_response
+from conftest import chat_request, chat_response, exchange, write_fixture
 from s3_server import S3
 
 pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures
@@ -241,3 +241,97 @@ def test_an_existing_file_is_replaced_at_mode_0600(tmp_path, s3, bucket, attest)
 
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(target.stat().st_mode) == 0o600 and answers(load(target)) == ["Checking."]
+
+
+# --- attest fixture push / pull --------------------------------------------------------------------
+
+FIXTURES = Path("tests/attest/fixtures")
+
+
+def pinned_fixture(tmp_path: Path, name: str, answer: str) -> dict:
+    write_fixture(tmp_path / FIXTURES, name, [exchange(chat_request(f"Say {name}"), chat_response(answer))])
+    return load(tmp_path / FIXTURES / f"{name}.attest.json")
+
+
+def object_keys(s3: S3, bucket: str) -> list[str]:
+    return sorted(o["Key"] for o in s3.client().list_objects_v2(Bucket=bucket).get("Contents", []))
+
+
+def test_push_pins_by_digest_and_pull_brings_the_same_fixtures_back(tmp_path, s3, bucket, attest):
+    alpha, beta = pinned_fixture(tmp_path, "alpha", "A!"), pinned_fixture(tmp_path, "beta", "B!")
+
+    done = attest(s3.variables(bucket), "fixture", "push", "beta", "alpha")
+
+    assert done.returncode == 0, done.stderr
+    lock = tmp_path / "tests" / "attest" / "fixtures.lock"
+    assert lock.read_text().splitlines()[1:] == [f"alpha {alpha['digest']}", f"beta {beta['digest']}"]
+    assert object_keys(s3, bucket) == [
+        f"attest/{doc['name']}/{doc['digest'].removeprefix('sha256:')}.attest.json" for doc in (alpha, beta)
+    ]
+    again = attest(s3.variables(bucket), "fixture", "push", "alpha")
+    assert again.stdout.splitlines()[0] == f"pushed alpha {alpha['digest']} (already in the store)"
+
+    for path in (tmp_path / FIXTURES).iterdir():
+        path.unlink()
+    done = attest(s3.variables(bucket), "fixture", "pull")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("attest fixture pull: 2 fetched, 0 up to date")
+    for doc in (alpha, beta):
+        path = tmp_path / FIXTURES / f"{doc['name']}.attest.json"
+        assert load(path) == doc and stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    # Present and matching: not downloaded again, so an emptied bucket does not matter.
+    s3.client().delete_objects(
+        Bucket=bucket, Delete={"Objects": [{"Key": k} for k in object_keys(s3, bucket)]}
+    )
+    done = attest(s3.variables(bucket), "fixture", "pull")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("attest fixture pull: 0 fetched, 2 up to date")
+
+
+def test_a_tampered_object_is_refused_by_its_digest_and_nothing_is_written(tmp_path, s3, bucket, attest):
+    pinned_fixture(tmp_path, "alpha", "The refund is approved.")
+    assert attest(s3.variables(bucket), "fixture", "push", "alpha").returncode == 0
+    [key] = object_keys(s3, bucket)
+    stored = s3.client().get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+    s3.client().put_object(Bucket=bucket, Key=key, Body=stored.replace("approved", "denied").encode())
+    (tmp_path / FIXTURES / "alpha.attest.json").unlink()
+
+    done = attest(s3.variables(bucket), "fixture", "pull", "alpha")
+
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert key in line and "digest mismatch" in line
+    assert not (tmp_path / FIXTURES / "alpha.attest.json").exists()
+
+
+def test_a_local_fixture_that_differs_from_its_pin_is_replaced(tmp_path, s3, bucket, attest):
+    pinned = pinned_fixture(tmp_path, "alpha", "Pinned.")
+    assert attest(s3.variables(bucket), "fixture", "push", "alpha").returncode == 0
+    pinned_fixture(tmp_path, "alpha", "Edited here.")
+
+    done = attest(s3.variables(bucket), "fixture", "pull")
+
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / FIXTURES / "alpha.attest.json") == pinned
+
+
+@pytest.mark.parametrize(
+    ("argv", "store", "said"),
+    [
+        (["pull", "gamma"], True, "not pinned: gamma (push it first)"),
+        (["pull"], False, "no object store configured"),
+        (["push", "missing"], True, "no such fixture"),
+        (["push", "../x"], True, "fixture name '../x' must be"),
+    ],
+)
+def test_push_and_pull_problems_are_one_line(tmp_path, s3, bucket, attest, argv, store, said):
+    pinned_fixture(tmp_path, "alpha", "A!")
+    assert attest(s3.variables(bucket), "fixture", "push", "alpha").returncode == 0
+
+    done = attest(s3.variables(bucket) if store else {}, "fixture", *argv)
+
+    assert done.returncode == (2 if "no such fixture" in said else 1)
+    [line] = done.stderr.splitlines()
+    assert said in line

@@ -52,10 +52,10 @@ def push(
 ) -> tuple[Path, list[Pinned]]:
     """Upload each named fixture (read, validated and scanned first) and pin it in the lock."""
     lock = lock or lock_path(fixtures_dir)
-    pins = usage(read_lock, lock)
-    docs = {name: usage(fx.fixture_path, name, fixtures_dir) for name in names}
-    store, secrets, done = ObjectStore(config), environment_secrets(), []
-    for name, path in docs.items():
+    paths = {name: usage(fx.fixture_path, name, fixtures_dir) for name in names}
+    pins, store, secrets = _open(config, lock)
+    done = []
+    for name, path in paths.items():
         doc = stored(fx.read_fixture, path, secrets)
         digest = fx.canonical_digest(doc)
         key = object_key(prefix, name, digest)
@@ -77,10 +77,9 @@ def pull(
 ) -> tuple[Path, list[Pinned]]:
     """Fetch the pinned fixtures that are missing or differ here, each verified against its pin."""
     lock = lock or lock_path(fixtures_dir)
-    pins = usage(read_lock, lock)
-    wanted = _wanted(pins, names, lock)
-    store, secrets, done = ObjectStore(config), environment_secrets(), []
-    for name, digest in wanted.items():
+    pins, store, secrets = _open(config, lock)
+    done = []
+    for name, digest in _wanted(pins, names, lock).items():
         path = usage(fx.fixture_path, name, fixtures_dir)
         if _local_digest(path, secrets) == digest:
             done.append(Pinned(name, digest, False))
@@ -127,6 +126,10 @@ def pinned_reader(
         return fetch(store, prefix, name, digest, secrets)
 
     return read
+
+
+def _open(config: StoreConfig, lock: Path) -> tuple[Lock, ObjectStore, Secrets]:
+    return usage(read_lock, lock), ObjectStore(config), environment_secrets()
 
 
 def _wanted(pins: Lock, names: list[str] | None, lock: Path) -> Lock:
