@@ -11,7 +11,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import chat_request, chat_response, exchange, write_fixture
+from conftest import chat_request, chat_response, exchange, git, write_fixture
+from report_factory import make_report
 from s3_server import S3
 
 pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures
@@ -335,3 +336,55 @@ def test_push_and_pull_problems_are_one_line(tmp_path, s3, bucket, attest, argv,
     assert done.returncode == (2 if "no such fixture" in said else 1)
     [line] = done.stderr.splitlines()
     assert said in line
+
+
+# --- a pull request that re-pins a fixture ---------------------------------------------------------
+
+TEST_FOR = 'def test_{name}(attest_replay):\n    with attest_replay("{name}"):\n        pass\n'
+
+
+def repinned_repo(tmp_path: Path, s3: S3, bucket: str, attest) -> None:
+    """main pins alpha and beta (the fixtures git-ignored); the branch re-records and re-pins alpha."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / ".gitignore").write_text("tests/attest/fixtures/\n")
+    for name in ("alpha", "beta"):
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / f"test_{name}.py").write_text(TEST_FOR.format(name=name))
+        pinned_fixture(tmp_path, name, f"{name} v1")
+    assert attest(s3.variables(bucket), "fixture", "push", "alpha", "beta").returncode == 0
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "pin alpha and beta")
+    git(tmp_path, "checkout", "-q", "-b", "re-record")
+    pinned_fixture(tmp_path, "alpha", "alpha v2")
+    assert attest(s3.variables(bucket), "fixture", "push", "alpha").returncode == 0
+    git(tmp_path, "commit", "-q", "-am", "re-pin alpha")
+    assert git(tmp_path, "diff", "--name-only", "main").split() == ["tests/attest/fixtures.lock"]
+
+
+def test_a_changed_lock_line_selects_the_tests_of_that_fixture(tmp_path, s3, bucket, attest):
+    repinned_repo(tmp_path, s3, bucket, attest)
+
+    done = attest({}, "select", "--base", "main", "--head", "HEAD", "--format", "json")
+
+    assert done.returncode == 0, done.stderr
+    selection = json.loads(done.stdout)
+    assert selection["tests"] == ["tests/test_alpha.py::test_alpha"]
+    assert selection["fixtures"] == ["tests/attest/fixtures/alpha.attest.json"]
+
+
+def test_the_re_recorded_table_compares_pinned_fixtures_through_the_store(tmp_path, s3, bucket, attest):
+    repinned_repo(tmp_path, s3, bucket, attest)
+    (tmp_path / "report.json").write_text(json.dumps(make_report()))
+    args = ["report", "summary", "--report", "report.json", "--base-ref", "main", "--format", "text"]
+
+    done = attest(s3.variables(bucket), *args)
+
+    assert done.returncode == 0, done.stderr
+    table = done.stdout[done.stdout.index("re-recorded fixtures (1):") :].splitlines()
+    assert table[1].split() == ["alpha", "#1", "POST", "/v1/chat/completions", "changed", "—", "changed"]
+
+    done = attest({}, *args)  # no store: the pin moved, the calls cannot be compared
+
+    assert done.returncode == 0, done.stderr
+    [row] = done.stdout[done.stdout.index("re-recorded fixtures (1):") :].splitlines()[1:]
+    assert row.split()[:3] == ["alpha", "—", "pin"] and "calls not compared: no object store" in row

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fixture import SUFFIX, model_interactions, name_of, parse_fixture, read_fixture, scan
 from .secrets import environment_secrets
+from .store.lock import changed_names, lock_path, parse_lock, read_lock
+
+if TYPE_CHECKING:
+    from .select.git import Tree
 
 COMPONENTS = ("system", "messages", "tools", "params", "model")
 
@@ -125,14 +130,22 @@ def _fixture_files(directory: Path) -> dict[str, Path]:
     return {name_of(p): p for p in sorted(directory.rglob(f"*{SUFFIX}"))}
 
 
-def changes_since(repo: str | Path, base: str, fixtures_dir: str | Path) -> list[dict[str, Any]]:
+PinnedReader = Callable[[str, str], Fixture]  # (name, digest) -> the pinned fixture
+
+
+def changes_since(
+    repo: str | Path, base: str, fixtures_dir: str | Path, pinned: PinnedReader | None = None
+) -> list[dict[str, Any]]:
     """Every fixture under `fixtures_dir` that the change since `base` (a git revision) re-recorded,
     added or removed, compared with its version at the merge base. A fixture is known by its name, so
-    a rename reads as the old name removed and the new one added."""
+    a rename reads as the old name removed and the new one added. A fixture pinned in the lock file
+    beside the directory is compared through `pinned` (the object store); without it, its row says
+    only that the pin moved."""
     from .select.git import GitRepo  # git is only needed when a base revision is given
 
     git = GitRepo(Path(repo))
     under = Path(fixtures_dir).as_posix().rstrip("/") + "/"
+    lock = lock_path(fixtures_dir).as_posix()
     before: set[str] = set()
     after: set[str] = set()
     for change in git.changes(base, None):
@@ -143,18 +156,52 @@ def changes_since(repo: str | Path, base: str, fixtures_dir: str | Path) -> list
         if not change.deleted:
             after.add(change.path)
     wanted = {p for p in before | after if p.startswith(under) and p.endswith(SUFFIX)}
-    if not wanted:
+    if not wanted and lock not in before | after:
         return []
     since = git.tree(git.merge_base(git.resolve(base), git.resolve("HEAD"), base, "HEAD"))
+    changes = _pinned_changes(since, Path(repo) / lock, lock, pinned) if lock in before | after else []
+    repinned = {c["name"] for c in changes}
     old = since.read(sorted(wanted & before))
-    changes = []
     for path in sorted(wanted, key=name_of):
+        if name_of(path) in repinned:
+            continue
         base_doc = _parsed(old[path], path) if path in old else None
         head_doc = read_fixture(Path(repo) / path) if path in after else None
         diff = fixture_changes(base_doc, head_doc, name_of(path))
         if diff["status"] != "unchanged":
             changes.append(diff)
-    return changes
+    return sorted(changes, key=lambda c: c["name"])
+
+
+def _pinned_changes(since: Tree, lock_file: Path, lock: str, pinned: PinnedReader | None) -> list[dict]:
+    """The fixtures whose lock line changed, compared when the store can be read."""
+    before = parse_lock(since.read([lock])[lock], f"{lock} at the base")
+    after = read_lock(lock_file)
+    rows = []
+    for name in changed_names(before, after):
+        old, new = before.get(name), after.get(name)
+        if pinned is None:
+            rows.append(_pin_moved(name, old, new))
+            continue
+        base_doc = pinned(name, old) if old else None
+        head_doc = pinned(name, new) if new else None
+        rows.append(fixture_changes(base_doc, head_doc, name))
+    return rows
+
+
+def _pin_moved(name: str, old: str | None, new: str | None) -> dict[str, Any]:
+    status = "added" if old is None else "removed" if new is None else "changed"
+    return {
+        "name": name,
+        "status": status,
+        "base_digest": old,
+        "head_digest": new,
+        "interactions": [],
+        "added": 0,
+        "removed": 0,
+        "changed": 0,
+        "pin_only": True,
+    }
 
 
 def _parsed(text: str, path: str) -> Fixture:

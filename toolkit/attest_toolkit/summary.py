@@ -447,6 +447,17 @@ def _md_policy(view: _View) -> _Section:
 
 def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tuple[str, ...]]:
     name = change["name"]
+    if change.get("pin_only"):  # a pinned fixture, and no object store to read its versions from
+        moved = f"{_short(change['base_digest'])}→{_short(change['head_digest'])}"
+        return [
+            (
+                cell(name),
+                "—",
+                f"pin {change['status']} ({moved}); calls not compared: no object store",
+                "—",
+                "—",
+            )
+        ]
     if change["status"] in ("added", "removed"):
         return [
             (
@@ -466,6 +477,10 @@ def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tu
         response = "changed" if row["response_changed"] else ("—" if row["change"] != "changed" else "same")
         rows.append((cell(name), cell(call), row["change"], _component_words(row), response))
     return rows
+
+
+def _short(digest: str | None) -> str:
+    return digest.removeprefix("sha256:")[:7] if digest else "none"
 
 
 def _md_fixtures(view: _View) -> _Section:

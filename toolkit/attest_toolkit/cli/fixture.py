@@ -110,7 +110,12 @@ PULLED = typer.Argument(None, help="The pinned fixtures to fetch (default every 
 LOCK = typer.Option(
     None, "--lock", help="The lock file (default <fixtures-dir>.lock: tests/attest/fixtures.lock)."
 )
-PREFIX = typer.Option(pinned.DEFAULT_PREFIX, "--prefix", help="Key prefix of pinned fixtures in the bucket.")
+PREFIX = typer.Option(
+    pinned.DEFAULT_PREFIX,
+    "--prefix",
+    envvar=pinned.PREFIX_VARIABLE,
+    help="Key prefix of pinned fixtures in the bucket: <prefix>/<name>/<sha256>.attest.json.",
+)
 STORE_HELP = (
     "The store: OBJECT_STORE_ADDR (host:port), OBJECT_STORE_ACCESS_KEY, OBJECT_STORE_SECRET_KEY, "
     f"OBJECT_STORE_BUCKET (default {DEFAULT_BUCKET}), OBJECT_STORE_SECURE=true for https."

@@ -13,6 +13,7 @@ from ..fixture_diff import changes_between_dirs, changes_since
 from ..junit import from_junit, to_junit
 from ..policy import default_policy_path, evaluate, load_policy
 from ..report import load_report, merge_reports, write_report
+from ..store.pinned import pinned_reader
 from ..summary import render
 from . import command_group
 
@@ -68,7 +69,7 @@ def summary_command(
         verdict = evaluate(loaded, load_policy(policy))
     changes = None
     if base_ref is not None:
-        changes = changes_since(Path.cwd(), base_ref, fixtures_dir)
+        changes = changes_since(Path.cwd(), base_ref, fixtures_dir, pinned_reader(fixtures_dir))
     elif base_fixtures is not None:
         changes = changes_between_dirs(base_fixtures, fixtures_dir)
     text = render(

@@ -24,6 +24,7 @@ from ..fixture_diff import changes_since
 from ..policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
 from ..report import Report, contradiction, load_report, redact_report, run_secrets
 from ..secrets import Secrets
+from ..store.pinned import pinned_reader
 from ..summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
@@ -180,7 +181,8 @@ def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
     if options.base_ref is None:
         return None
     try:
-        return changes_since(Path.cwd(), options.base_ref, options.fixtures_dir)
+        reader = pinned_reader(Path(options.fixtures_dir))
+        return changes_since(Path.cwd(), options.base_ref, options.fixtures_dir, reader)
     except AttestError as exc:
         # The ref and git's message are the pull request's words: escaped like every workflow command.
         print(warning(f"cannot compare fixtures with {options.base_ref}: {exc}", title="attest"), file=out)

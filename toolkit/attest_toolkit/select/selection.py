@@ -3,6 +3,8 @@
 - A changed, added, deleted or renamed fixture (`*.attest.json`) selects the tests that use it, under
   its new and its old path: found by the static scan of the test sources at head, and in the last
   report's per-test fixtures (the union of both).
+- A changed line of the lock file beside the fixtures directory (`tests/attest/fixtures.lock`: a
+  fixture pinned by digest, its bytes in the object store) is a changed fixture of that name.
 - A changed test file (`test_*.py`, `*_test.py`, `*.test.ts`, `*.spec.js`, ... under the tests
   directory) selects the whole file; a deleted one selects nothing.
 - Any other change (source, conftest.py, helpers, configuration) selects everything, unless
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from ..fixture import DEFAULT_DIR, SUFFIX, name_of
 from ..report import Report
+from ..store.lock import changed_names, lock_path, parse_lock
 from .git import Change, GitRepo, Tree
 from .ids import collapse, file_of, normalize_path
 from .last_run import durations, files_of, known_ids, tests_by_fixture
@@ -59,10 +62,13 @@ class _Diff:
     fixtures: list[Change]
     tests: list[Change]
     other: list[Change]
+    lock: Change | None = None
+    pinned: list[str] = field(default_factory=list)  # fixture paths whose lock line changed
 
     @property
     def fixture_paths(self) -> list[str]:
-        return sorted({p for c in self.fixtures for p in (c.path, c.old_path) if p and p.endswith(SUFFIX)})
+        files = {p for c in self.fixtures for p in (c.path, c.old_path) if p and p.endswith(SUFFIX)}
+        return sorted(files | set(self.pinned))
 
 
 def select_tests(
@@ -82,7 +88,9 @@ def select_tests(
     if not changes:
         return Selection("none", [], [], f"no changes between {base} and {head or 'the working tree'}")
     tests_dir, fixtures_dir = normalize_path(tests_dir), normalize_path(fixtures_dir)
-    diff = _classify(changes, tests_dir)
+    diff = _classify(changes, tests_dir, lock_path(fixtures_dir).as_posix())
+    if diff.lock:
+        diff.pinned = _pinned_changes(git, base, head, diff.lock, fixtures_dir)
     fixtures = diff.fixture_paths
     if diff.other and not only_fixtures:
         reason = f"{_some(diff.other)} changed, not a fixture or a test file: running everything"
@@ -98,17 +106,30 @@ def select_tests(
     return Selection(kind, selected, fixtures, _reason(diff, selected, only_fixtures), changes=changes)
 
 
-def _classify(changes: list[Change], tests_dir: str) -> _Diff:
+def _classify(changes: list[Change], tests_dir: str, lock: str) -> _Diff:
     diff = _Diff([], [], [])
     for change in changes:
         paths = [p for p in (change.path, change.old_path) if p]
-        if not change.outside and any(p.endswith(SUFFIX) for p in paths):
+        if not change.outside and lock in paths:
+            diff.lock = change
+        elif not change.outside and any(p.endswith(SUFFIX) for p in paths):
             diff.fixtures.append(change)
         elif not change.outside and _under(change.path, tests_dir) and is_test_file(change.path):
             diff.tests.append(change)
         else:
             diff.other.append(change)
     return diff
+
+
+def _pinned_changes(git: GitRepo, base: str, head: str | None, lock: Change, fixtures_dir: str) -> list[str]:
+    """The fixture paths whose lock line differs between the merge base and head."""
+    head_sha = git.resolve(head if head is not None else "HEAD")
+    since = git.tree(git.merge_base(git.resolve(base), head_sha, base, head or "HEAD"))
+    before_path = lock.old_path or lock.path
+    before = "" if lock.status == "A" else since.read([before_path])[before_path]
+    after = "" if lock.deleted else git.tree(head).read([lock.path])[lock.path]
+    names = changed_names(parse_lock(before, before_path), parse_lock(after, lock.path))
+    return [normalize_path(posixpath.join(fixtures_dir, f"{name}{SUFFIX}")) for name in names]
 
 
 def _under(path: str, directory: str) -> bool:

@@ -10,6 +10,7 @@ bucket cannot change what a test replays without changing the lock line a review
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from .client import (
 from .lock import Lock, lock_path, read_lock, write_lock
 
 DEFAULT_PREFIX = "attest"  # not ctxmesh's `fixtures/`, whose runs are listed by prefix
+PREFIX_VARIABLE = "ATTEST_STORE_PREFIX"
 
 
 @dataclass(frozen=True)
@@ -111,12 +113,11 @@ def fetch(store: ObjectStore, prefix: str, name: str, digest: str, secrets: Secr
     return doc
 
 
-def pinned_reader(
-    fixtures_dir: Path | None = None, prefix: str = DEFAULT_PREFIX
-) -> Callable[[str, str], fx.Fixture] | None:
+def pinned_reader(fixtures_dir: Path | None = None) -> Callable[[str, str], fx.Fixture] | None:
     """Reads pinned fixtures by (name, digest) for the comment's table, or None without a store."""
     if not configured():
         return None
+    prefix = os.environ.get(PREFIX_VARIABLE) or DEFAULT_PREFIX
     store, secrets = ObjectStore(config_from_env()), environment_secrets()
 
     def read(name: str, digest: str) -> fx.Fixture:
