@@ -14,6 +14,9 @@ import pytest
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from report_factory import make_report
 from s3_server import S3
+from test_ctxmesh import recorded_run
+from test_tools import FORECAST_LINE, REPLAYED, replay
+from tool_helpers import ANSWER, agent
 
 pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures
 
@@ -388,3 +391,21 @@ def test_the_re_recorded_table_compares_pinned_fixtures_through_the_store(tmp_pa
     assert done.returncode == 0, done.stderr
     [row] = done.stdout[done.stdout.index("re-recorded fixtures (1):") :].splitlines()[1:]
     assert row.split()[:3] == ["alpha", "—", "pin"] and "calls not compared: no object store" in row
+
+
+def test_a_downloaded_run_replays_both_channels_end_to_end(tmp_path, s3, bucket, attest):
+    model, tools = recorded_run(tmp_path)  # a real run of the MCP agent, as ctxmesh's recorders store it
+    record_run(s3, bucket, "run-42", model, tools)
+
+    done = attest(
+        s3.variables(bucket),
+        *("fixture", "download", "run-42", "--name", "weather", "--fixtures-dir", "fixtures"),
+        *("--mcp-env", "WEATHER_MCP_URL"),
+    )
+
+    assert done.returncode == 0, done.stderr
+    hint = done.stdout.splitlines()[-1]
+    assert hint == "replay: attest replay --name weather --fixtures-dir fixtures -- <your agent command>"
+    replayed = replay(tmp_path, "weather", agent("--mcp-mode", "legacy"), CI="true")  # no store, no server
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout.splitlines() == [FORECAST_LINE, ANSWER, REPLAYED]
