@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,9 +24,12 @@ import pytest
 import yaml
 from action_runner import ActionRun, interpolate, run_action
 from attest_toolkit.sandbox import SandboxError, choose_strategy
-from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, write_fixture
+from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_github import FakeGitHub
 from fake_runner import parse_command
+from s3_server import S3
+
+pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures: a real S3-compatible server on loopback
 
 OWNER_REPO = "acme/refund-agent"
 TOKEN = "ghs_" + "t" * 36
@@ -108,8 +112,10 @@ class Project:
             "repository": {"full_name": OWNER_REPO},
         }
 
-    def run(self, head_repo: str = OWNER_REPO, **inputs: str) -> ActionRun:
-        """The action once, as a `pull_request` run of the current head."""
+    def run(
+        self, head_repo: str = OWNER_REPO, extra_env: dict[str, str] | None = None, **inputs: str
+    ) -> ActionRun:
+        """The action once, as a `pull_request` run of the current head (`extra_env`: the step's env)."""
         self.runs += 1
         runner = self.tmp / f"runner-{self.runs}"
         runner.mkdir()
@@ -122,7 +128,7 @@ class Project:
             REPO,
             {"command": "pytest -q -p no:cacheprovider", **inputs},
             github=github,
-            env=self.env(event_path, runner),
+            env={**self.env(event_path, runner), **(extra_env or {})},
             workspace=self.repo,
             runner_temp=runner,
         )
@@ -364,9 +370,59 @@ def test_container_isolation_runs_the_image_with_the_network_off(
     assert project.report()["summary"]["egress"]["isolation_verified"] is True
 
 
+def test_pinned_fixtures_are_pulled_from_the_store_before_the_network_goes_off(
+    project: Project, s3: S3, bucket: str
+) -> None:
+    repo = project.repo
+    (repo / ".gitignore").write_text("tests/attest/fixtures/\nseen-env.txt\n", encoding="utf-8")
+    git(repo, "rm", "-q", "-r", "--cached", FIXTURES)
+    pushed = run_cli(["fixture", "push", "alpha", "beta"], env=s3.env(bucket), cwd=repo)
+    assert pushed.returncode == 0, pushed.stderr
+    commit(repo, "pin the fixtures in the object store")
+    shutil.rmtree(repo / FIXTURES)  # a fresh checkout holds only the lock
+
+    result = project.run(
+        extra_env=s3.variables(bucket),
+        command="env > seen-env.txt; pytest -q -p no:cacheprovider",
+        comment="false",
+        **{"fixtures-store": "s3", "check-run": "false"},
+    )
+
+    assert result.returncode == 0, result.log
+    names = [step.name for step in result.steps]
+    assert names.index("Pull the pinned fixtures (network on)") < names.index("Run the tests (network off)")
+    assert "attest fixture pull: 2 fetched, 0 up to date" in result.step("fixtures").stdout
+    report = project.report()
+    assert sorted((t["file"], t["outcome"]) for t in report["tests"]) == [
+        ("tests/test_alpha.py", "passed"),
+        ("tests/test_beta.py", "passed"),
+    ]
+    assert report["summary"]["egress"]["isolation_verified"] is True
+    seen = (repo / "seen-env.txt").read_text(encoding="utf-8")
+    assert s3.secret_key not in seen and "OBJECT_STORE_SECRET_KEY" not in seen
+
+
+def test_a_fork_without_the_store_secrets_is_not_evaluated_and_says_why(project: Project) -> None:
+    result = project.run(head_repo="someone/refund-agent", **{"fixtures-store": "s3"})
+
+    assert result.returncode == 2, result.log
+    assert result.outputs["verdict"] == "not_evaluated"
+    assert result.outputs["summary"].startswith("attest: not evaluated: fixtures not available to forks")
+    assert "Run the tests (network off)" in result.skipped
+    summary = (project.tmp / "runner-1" / "step-summary.md").read_text(encoding="utf-8")
+    assert "fixtures not available to forks" in summary
+    assert project.comments() == []
+
+    # The repository's own pull request without the secrets is a configuration error, not a verdict.
+    result = project.run(**{"fixtures-store": "s3"})
+    assert result.returncode == 3
+    assert "needs OBJECT_STORE_ADDR" in result.step("fixtures").stdout
+
+
 @pytest.mark.parametrize(
     ("inputs", "problem"),
     [
+        ({"fixtures-store": "gcs"}, "fixtures-store must be s3 or empty"),
         ({"mode": "sometimes"}, "mode must be strict, auto or off"),
         ({"network": "host"}, "network must be none or guard"),
         ({"comment": "yes"}, "take true or false"),
