@@ -3,6 +3,7 @@ check fixtures, keep them in an object store pinned by digest."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -104,7 +105,7 @@ RUN_ID = typer.Argument(
 OUTPUT = typer.Option(
     None, "--output", "-o", help="The file to write (default <fixtures-dir>/<run id>.attest.json)."
 )
-RUN_NAME = typer.Option(None, "--name", "-n", help="The fixture's name (default the run id).")
+RUN_NAME = typer.Option(None, "--name", "-n", help="The fixture's name (default the run id, or -o's name).")
 PUSHED = typer.Argument(..., help="The names of the fixtures to upload and pin.")
 PULLED = typer.Argument(None, help="The pinned fixtures to fetch (default every one in the lock).")
 LOCK = typer.Option(
@@ -140,8 +141,13 @@ def download(
         f"from {got.blobs} blob(s)"
     )
     print(f"wrote {got.path} (mode 0600; it holds full prompts and tool results: do not commit it)")
-    where = "" if output is None and fixtures_dir is None else f" --fixtures-dir {got.path.parent}"
-    print(f"replay: attest replay --name {got.name}{where} -- <your agent command>")
+    if output is not None:
+        where = f"--fixture {shlex.quote(str(got.path))}"
+    else:
+        where = f"--name {got.name}" + (
+            f" --fixtures-dir {shlex.quote(str(fixtures_dir))}" if fixtures_dir else ""
+        )
+    print(f"replay: attest replay {where} -- <your agent command>")
     return EXIT_OK
 
 

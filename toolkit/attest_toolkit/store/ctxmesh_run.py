@@ -52,7 +52,7 @@ def download_run(
         raise StoreUsageError("the run id is blank (usage: attest fixture download RUN_ID)")
     key = run_key(run_id)
     try:
-        name = fx.check_name(name or key)
+        name = fx.check_name(name or (fx.name_of(output) if output else key))
         ctxmesh.check_mcp_env(mcp_env)
         target = output or fx.fixture_path(name, fixtures_dir)
     except UsageError as exc:
