@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from attest_toolkit import fixture as fx
 from attest_toolkit.capture import capture
 from attest_toolkit.engine import Engine
 from attest_toolkit.importer import import_cassettes
+from attest_toolkit.normalize import canonical_hash
 from attest_toolkit.secrets import Secrets
 from capture_helpers import capture_env
 from conftest import REAL_CASSETTES, clean_env, needs_shared
@@ -33,9 +35,11 @@ print(client.files.create(file=("notes.txt", sys.argv[1].encode(), "text/plain")
 """
 
 
-def upload(env: dict[str, str], content: bytes) -> openai.types.FileObject:
+def upload(
+    env: dict[str, str], content: bytes, filename: str = "notes.txt", content_type: str = "text/plain"
+) -> openai.types.FileObject:
     client = openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
-    return client.files.create(file=("notes.txt", content, "text/plain"), purpose="assistants")
+    return client.files.create(file=(filename, content, content_type), purpose="assistants")
 
 
 @pytest.fixture
@@ -71,12 +75,27 @@ def test_a_captured_upload_replays_strict_with_a_new_boundary(captured: Path):
     assert (summary["replayed"], summary["misses"]) == (1, 0)
 
 
-def test_a_changed_upload_misses_naming_the_params(captured: Path):
+def content_hash(content: bytes) -> str:
+    part = {"sha256": hashlib.sha256(content).hexdigest(), "size": len(content)}
+    return canonical_hash(part)[:7]
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"content": b"hello there"}, f"content changed (hash {content_hash(b'hello world')}→"),
+        ({"filename": "notes.md"}, 'file name changed ("notes.txt"→"notes.md")'),
+        ({"content_type": "text/markdown"}, 'content type changed ("text/plain"→"text/markdown")'),
+    ],
+    ids=["content", "file name", "content type"],
+)
+def test_a_changed_upload_misses_naming_the_part_and_what_changed(captured: Path, change, named):
     with Engine(clean_env()) as engine:
         sid, env = engine.open_session([captured], "strict")
-        with pytest.raises(openai.BadRequestError, match=r"replay miss: params changed"):
-            upload(env, b"hello there")
+        with pytest.raises(openai.BadRequestError) as raised:
+            upload(env, **{"content": b"hello world", **change})
         summary = engine.close_session(sid)
+    assert f'replay miss: params changed: upload part "file" {named}' in raised.value.message
     assert summary["misses"] == 1
 
 

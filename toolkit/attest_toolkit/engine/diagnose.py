@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..fixture import DEFAULT_DIR
-from ..normalize import COMPONENTS
+from ..normalize import COMPONENTS, canonical_hash
 
 # How each component is named in a message ("system prompt changed", "messages changed", ...).
 LABELS = {
@@ -71,6 +71,40 @@ def naming_fixtures_dir(miss: Miss, fixtures_dir: str | None) -> Miss:
 def changed(component: str, recorded: dict[str, str], live: dict[str, str], fixture: str) -> Miss:
     before, after = recorded[component][:SHORT], live[component][:SHORT]
     return Miss(_line(f"{LABELS[component]} changed (hash {before}→{after})", fixture), component, fixture)
+
+
+# What a miss names about an upload's part, in the order it looks: the part's identity, then its content.
+_PART_FIELDS = (("name", "field name"), ("filename", "file name"), ("content_type", "content type"))
+_PART_CONTENT = ("value", "sha256", "size")
+
+
+def _content_hash(part: dict) -> str:
+    return canonical_hash({k: part[k] for k in _PART_CONTENT if k in part})[:SHORT]
+
+
+def _part_change(index: int, before: dict, after: dict) -> str | None:
+    label = f"upload part {quoted(before.get('name'))}" if before.get("name") else f"upload part {index}"
+    for key, name in _PART_FIELDS:
+        if before.get(key) != after.get(key):
+            return f"{label} {name} changed ({quoted(before.get(key))}→{quoted(after.get(key))})"
+    if _content_hash(before) != _content_hash(after):
+        return f"{label} content changed (hash {_content_hash(before)}→{_content_hash(after)})"
+    return None
+
+
+def upload_changed(recorded: tuple[dict, ...], live: tuple[dict, ...], fixture: str) -> Miss | None:
+    """`params changed: upload part "file" file name changed ("a.txt"→"b.txt")`: the first part that
+    differs, by field name, file name, content type or content hash; None when the parts are equal."""
+    for index, (before, after) in enumerate(zip(recorded, live, strict=False), start=1):
+        what = _part_change(index, before, after)
+        if what:
+            return Miss(_line(f"params changed: {what}", fixture), "params", fixture)
+    if len(recorded) == len(live):
+        return None
+    extra = live[len(recorded)] if len(live) > len(recorded) else recorded[len(live)]
+    verb = "added" if len(live) > len(recorded) else "removed"
+    what = f"params changed: upload part {quoted(extra.get('name'))} {verb}"
+    return Miss(_line(what, fixture), "params", fixture)
 
 
 def model_changed(recorded_model: str | None, live_model: str | None, fixture: str) -> Miss:

@@ -149,7 +149,7 @@ class ReplayApp:
         )
         path, query = restore(path, session.served), restore(request.query_string, session.served)
         rk = request_key(provider, request.method, path, query, body, self.secrets)
-        found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
+        found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts)
         if isinstance(found, Recording):
             session.counters.replayed += 1
             return await serve_recording(request, found)

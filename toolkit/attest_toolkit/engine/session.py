@@ -71,7 +71,14 @@ class Session:
     def name(self) -> str:
         return self.fixtures[0].name if self.fixtures else "unnamed"
 
-    def lookup(self, key: str, hashes: dict[str, str], model: str | None, endpoint: str) -> Recording | Miss:
+    def lookup(
+        self,
+        key: str,
+        hashes: dict[str, str],
+        model: str | None,
+        endpoint: str,
+        parts: tuple[dict, ...] | None = None,
+    ) -> Recording | Miss:
         if self.match == "lenient":
             found = self._by_position(key, hashes, model)
             return self._hinted(found) if isinstance(found, Miss) else found
@@ -83,7 +90,7 @@ class Session:
                 self._used[positions[taken]] = 1
                 return self.recordings[positions[taken]]
             return self._hinted(diagnose.duplicate(self.name))
-        return self._hinted(self._diagnose(hashes, model, endpoint))
+        return self._hinted(self._diagnose(hashes, model, endpoint, parts))
 
     def _hinted(self, miss: Miss) -> Miss:
         """A miss whose re-record command names the fixtures directory when it is not the default."""
@@ -122,13 +129,18 @@ class Session:
             first = first or rec
         return first
 
-    def _diagnose(self, hashes: dict[str, str], model: str | None, endpoint: str) -> Miss:
+    def _diagnose(
+        self, hashes: dict[str, str], model: str | None, endpoint: str, parts: tuple[dict, ...] | None
+    ) -> Miss:
         rec = self._next_unused(endpoint)
         if rec is None:
             return diagnose.overflow(len(self.recordings), self.name)
         if rec.endpoint != endpoint:
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
-        return diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+        difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+        if difference.component == "params" and rec.parts is not None and parts is not None:
+            return diagnose.upload_changed(rec.parts, parts, rec.fixture) or difference
+        return difference
 
     # --- accounting --------------------------------------------------------------------------------
 

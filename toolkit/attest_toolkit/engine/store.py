@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import fixture as fx
-from ..normalize import body_bytes, key_of
+from ..normalize import body_bytes, describe_components, key_of, upload_parts
 from ..normalize.served import Served
 from ..secrets import Secrets
 from ..tools.match import ToolRecording, load_recording
@@ -33,6 +33,7 @@ class Recording:
     headers: tuple[tuple[str, str], ...]
     body: bytes  # the whole body; for SSE also kept as events
     events: tuple[bytes, ...] | None = None
+    parts: tuple[dict, ...] | None = None  # an upload's normalized parts: a miss names the one that changed
 
     @property
     def endpoint(self) -> str:
@@ -71,7 +72,15 @@ def _learn(items: list[dict]) -> Served:
     return served
 
 
-def _recording(name: str, item: dict, served: Served) -> Recording:
+def _upload_parts(item: dict, secrets: Secrets) -> tuple[dict, ...] | None:
+    """An upload's parts normalized as a live request's are (only uploads pay for this at load)."""
+    if "multipart" not in item["request"]:
+        return None
+    where = (item["provider"], item["method"], item["path"], item.get("query", ""), item["request"])
+    return upload_parts(describe_components(*where, secrets)["params"])
+
+
+def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recording:
     request_body = item["request"]
     response = item["response"]
     body, events = _served_body(response["body"], served)
@@ -93,6 +102,7 @@ def _recording(name: str, item: dict, served: Served) -> Recording:
         headers=headers,
         body=body,
         events=events,
+        parts=_upload_parts(item, secrets),
     )
 
 
@@ -108,7 +118,7 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
     name = doc["name"]
     items = fx.model_interactions(doc)
     served = _learn(items)
-    recordings = tuple(_recording(name, item, served) for item in items)
+    recordings = tuple(_recording(name, item, served, secrets) for item in items)
     tools = tuple(load_recording(name, item, secrets) for item in fx.tool_interactions(doc))
     return LoadedFixture(
         name,

@@ -17,6 +17,7 @@ from .decompose import (
     endpoint_kind,
     key_of,
     request_key,
+    upload_parts,
 )
 from .record import Exchange, Templater
 from .sse import split_sse
@@ -38,4 +39,5 @@ __all__ = [
     "redact_query",
     "request_key",
     "split_sse",
+    "upload_parts",
 ]

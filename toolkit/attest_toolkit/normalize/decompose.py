@@ -37,6 +37,7 @@ class RequestKey:
     key: str  # sha256 hex over method, path and the five component hashes
     hashes: dict[str, str]  # component -> 64-hex sha256
     model: str | None  # the model name as sent (for "model changed" and pricing)
+    parts: tuple[dict[str, Any], ...] | None = None  # an upload's normalized parts, for its miss message
 
 
 def endpoint_kind(path: str) -> str:
@@ -195,10 +196,20 @@ def _model_as_sent(body: Body) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def upload_parts(params: Any) -> tuple[dict[str, Any], ...] | None:
+    """The parts of an upload from its normalized params component, or None for any other request."""
+    if isinstance(params, dict) and "body" in params and "query" in params:
+        params = params["body"]
+    if not isinstance(params, dict) or not isinstance(params.get("multipart"), list):
+        return None
+    return tuple(part for part in params["multipart"] if isinstance(part, dict))
+
+
 def request_key(
     provider: str, method: str, path: str, query: str, body: Body, secrets: Secrets
 ) -> RequestKey:
     """The key and component hashes of a request: a stored (templated) one or a live one alike."""
     components = describe_components(provider, method, path, query, body, secrets)
     hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
-    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body))
+    parts = upload_parts(components["params"]) if "multipart" in body else None
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body), parts)
