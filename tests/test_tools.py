@@ -111,7 +111,7 @@ def test_a_changed_tool_argument_is_a_tool_miss_with_exit_2(tmp_path):
     assert done.returncode == 2
     miss = (
         f"replay miss: tool call unrecorded: weather.get_forecast (arguments hash {recorded[:7]}→{live[:7]}); "
-        "re-record with `attest capture --refresh weather`"
+        "re-record with `attest capture --refresh weather --fixtures-dir fixtures`"
     )
     assert miss in done.stderr.splitlines()
     assert FORECAST_LINE not in done.stdout  # the agent got the miss as the tool's error, never a live answer
@@ -127,7 +127,7 @@ def test_a_removed_tool_recording_is_a_tool_miss_with_exit_2(tmp_path):
     live = arguments_hash(FORECAST)
     miss = (
         f"replay miss: tool call unrecorded: weather.get_forecast (arguments hash none→{live[:7]}); "
-        "re-record with `attest capture --refresh weather`"
+        "re-record with `attest capture --refresh weather --fixtures-dir fixtures`"
     )
     assert miss in done.stderr.splitlines()
 

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..tools.match import ToolChannel
+from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose
 from .diagnose import Miss
 from .store import LoadedFixture, Recording, index_recordings
@@ -91,6 +91,10 @@ class Session:
                 return self.recordings[positions[taken]]
             return self._hinted(diagnose.duplicate(self.name))
         return self._hinted(self._diagnose(hashes, model, endpoint, parts))
+
+    def lookup_tool(self, call: CallKey) -> ToolRecording | Miss:
+        found = self.tools.lookup(call, self.name)
+        return self._hinted(found) if isinstance(found, Miss) else found
 
     def _hinted(self, miss: Miss) -> Miss:
         """A miss whose re-record command names the fixtures directory when it is not the default."""

@@ -62,7 +62,7 @@ class ToolReplay:
             return web.Response(status=405 if request.method == "GET" else 200)
         body = parse_body(raw, request.headers.get("content-type"))
         call = call_key(server, request.method, tail or "/", request.query_string, body, self.app.secrets)
-        found = session.tools.lookup(call, session.name)
+        found = session.lookup_tool(call)
         if isinstance(found, ToolRecording):
             session.counters.tool_replayed += 0 if _is_notification(call) else 1
             return await self.serve(request, found, call, sid)
@@ -84,7 +84,7 @@ class ToolReplay:
             )
         body = parse_body(await request.read(), "application/json")
         call = call_key(request.match_info["server"], "POST", "/", "", body, self.app.secrets)
-        found = session.tools.lookup(call, session.name)
+        found = session.lookup_tool(call)
         if isinstance(found, ToolRecording):
             session.counters.tool_replayed += 0 if _is_notification(call) else 1
             if not found.body:
