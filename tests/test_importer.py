@@ -21,7 +21,7 @@ from attest_toolkit.cli.fixture import register
 from attest_toolkit.engine import Engine
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.secrets import REDACTED, Secrets
-from conftest import REAL_CASSETTES, needs_shared
+from conftest import REAL_CASSETTES, git, needs_shared
 from upstream import FakeUpstream, Reply
 
 CASSETTES = REAL_CASSETTES
@@ -222,7 +222,25 @@ def test_two_cassettes_make_one_fixture_in_order_with_consistent_ids(tmp_path: P
     assert items[1]["response"]["body"]["json"]["id"] != first_id
     source = fx.read_fixture(path, Secrets())["source"]
     assert source["command"] == []
-    assert source["imported_from"] == f"{first}, {second}"
+    # Outside a git repository the cassettes are named from the fixtures directory's parent.
+    assert source["imported_from"] == f"{tmp_path.name}/one.yaml, {tmp_path.name}/two.yaml"
+
+
+def test_the_cassettes_are_named_relative_to_the_repository_never_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "cassettes").mkdir(parents=True)
+    git(repo, "init", "-q")
+    cassette = write_cassette(
+        repo / "cassettes" / "chat.yaml",
+        interaction(chat_request({"role": "user", "content": "hi"}), chat_reply("a")),
+    )
+    monkeypatch.chdir(tmp_path)  # imported from elsewhere, into the default place below the repository
+    fixtures = repo / "tests" / "attest" / "fixtures"
+    assert cli("fixture", "import", cassette, "--name", "chat", "--fixtures-dir", fixtures) == 0
+    source = fx.read_fixture(fx.fixture_path("chat", fixtures), Secrets())["source"]
+    assert source["imported_from"] == "cassettes/chat.yaml"
 
 
 def test_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -442,7 +460,9 @@ def test_show_summarises_each_interaction(tmp_path: Path, capsys: pytest.Capture
     assert cli("fixture", "show", "parallel", "--fixtures-dir", tmp_path) == 0
 
     out = capsys.readouterr().out
-    assert f"imported from {cassette}" in out
+    shown = next(line for line in out.splitlines() if "imported from" in line).split("imported from ")[1]
+    assert shown.endswith("/anthropic/messages_parallel_tool_use_nonstream_parsed.yaml")
+    assert (tmp_path.parent / shown).resolve() == cassette.resolve()  # relative, from the fixtures' parent
     assert "model: 2 interaction(s)" in out
     assert "1. anthropic POST /v1/messages?beta=true  model claude-haiku-4-5" in out
     assert "→ 200 json  tool calls: retrieve_entity_info ×4" in out

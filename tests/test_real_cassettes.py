@@ -32,6 +32,7 @@ from attest_toolkit.engine import Engine
 from attest_toolkit.engine.store import load
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.normalize.served import restore
+from attest_toolkit.repo_root import fixtures_root
 from attest_toolkit.secrets import Secrets
 from conftest import REAL_CASSETTES, needs_shared
 
@@ -411,7 +412,7 @@ async def replay_calls(
 def replay_all(engine: Engine, fixture_path: Path, asynchronous: bool) -> tuple[dict, int]:
     """Replay every recorded call with the official SDK; the session summary and the call count."""
     doc = fx.read_fixture(fixture_path, Secrets())
-    recs = recorded(Path(doc["source"]["imported_from"]))
+    recs = recorded(fixtures_root(fixture_path.parent) / doc["source"]["imported_from"])
     sid, env = engine.open_session([fixture_path], "strict")
     try:
         back = load(fixture_path, Secrets()).served

@@ -25,6 +25,7 @@ import yaml
 from . import fixture as fx
 from .errors import AttestError, UsageError, read_text
 from .normalize import Exchange, Templater, provider_for
+from .repo_root import fixtures_root, relative_to_root
 from .secrets import Secrets, environment_secrets
 
 try:  # libyaml is several times faster on big cassettes; the pure-Python loader reads the same
@@ -320,9 +321,14 @@ def entries_of(path: str | Path) -> list[Entry]:
 
 
 def build_fixture(
-    name: str, cassettes: Sequence[str | Path], secrets: Secrets, progress: Progress | None = None
+    name: str,
+    cassettes: Sequence[str | Path],
+    secrets: Secrets,
+    root: Path,
+    progress: Progress | None = None,
 ) -> fx.Fixture:
-    """One fixture from several cassettes, in order, through one Templater so ids stay consistent."""
+    """One fixture from several cassettes, in order, through one Templater so ids stay consistent.
+    `source.imported_from` names the cassettes relative to `root` (the repository)."""
     entries = [entry for cassette in cassettes for entry in entries_of(cassette)]
     templater = Templater(secrets)
     interactions = []
@@ -330,7 +336,8 @@ def build_fixture(
         interactions.append(templater.record(entry.exchange, entry.provider))
         if progress is not None:
             progress(done, len(entries))
-    source = {**fx.new_source([]), "imported_from": ", ".join(str(c) for c in cassettes)}
+    shown = ", ".join(relative_to_root(c, root) for c in cassettes)
+    source = {**fx.new_source([]), "imported_from": shown}
     return fx.new_fixture(name, source, interactions)
 
 
@@ -350,7 +357,7 @@ def import_cassettes(
     if target.exists() and not force:
         raise UsageError("fixture exists; pass --force to overwrite it", target)
     secrets = secrets if secrets is not None else environment_secrets()
-    doc = build_fixture(name, cassettes, secrets, progress)
+    doc = build_fixture(name, cassettes, secrets, fixtures_root(target.parent), progress)
     count = len(fx.model_interactions(doc))
     if count == 0:
         raise UsageError("the cassettes hold no interactions; nothing to import", cassettes[0])

@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import copy
 import posixpath
-import subprocess
 from pathlib import Path
 
+from ..repo_root import toplevel
 from ..report import Report
-
-
-def _toplevel(cwd: Path) -> Path | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
-        )
-    except OSError:  # no git: fall back to the workspace
-        return None
-    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def repository_prefix(cwd: Path, workspace: str | None = None) -> str:
     """`cwd` relative to the repository root (git's top level, else GITHUB_WORKSPACE); "" at the root."""
-    root = _toplevel(cwd) or (Path(workspace) if workspace else None)
+    root = toplevel(cwd) or (Path(workspace) if workspace else None)
     if root is None:
         return ""
     try:

@@ -1,0 +1,40 @@
+"""The repository a path belongs to: git's top level, for paths stored or shown relative to it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+
+def toplevel(cwd: Path) -> Path | None:
+    """git's top level for `cwd`, or None outside a repository (or without git)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
+        )
+    except OSError:  # no git, or `cwd` is not a directory
+        return None
+    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _existing(directory: Path) -> Path:
+    """`directory`, or its nearest ancestor that exists (a fixtures directory is made on first write)."""
+    while not directory.is_dir() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def fixtures_root(fixtures_dir: Path) -> Path:
+    """Where paths stored in a fixture start: the git top level of the fixtures directory, else the
+    directory above it, so a fixture never holds an absolute path of the machine that wrote it."""
+    fixtures_dir = Path(os.path.realpath(fixtures_dir))
+    return toplevel(_existing(fixtures_dir)) or fixtures_dir.parent
+
+
+def relative_to_root(path: str | Path, root: Path) -> str:
+    """`path` relative to `root`, with `/` separators (`../` steps when it lies outside). Directories
+    are compared with their links resolved, as git reports its top level; the file's own name is kept."""
+    path = Path(path)
+    where = Path(os.path.realpath(path.parent)) / path.name
+    return Path(os.path.relpath(where, os.path.realpath(root))).as_posix()
