@@ -4,6 +4,7 @@ capture or refresh killed with SIGKILL leaves the previous fixture as it was."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import scripted
 from attest_toolkit import capture as capturing
 from attest_toolkit import fixture as fx
 from attest_toolkit.errors import UsageError
@@ -91,6 +93,34 @@ def test_a_refresh_that_records_the_same_calls_leaves_the_file_byte_for_byte(fix
     )
     assert path.read_bytes() == before  # recorded_at included
     assert fx.read_fixture(path)["source"]["recorded_at"] == "2020-01-02T03:04:05Z"
+
+
+def a_second_later(reply: Reply) -> Reply:
+    """The same answer made a second later: every `created` / `created_at` one more."""
+    later = str(scripted.CREATED + 1).encode()
+
+    def shift(raw: bytes) -> bytes:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.compress(shift(gzip.decompress(raw)), mtime=0)
+        return raw.replace(str(scripted.CREATED).encode(), later)
+
+    events = [shift(e) for e in reply.events] if reply.events is not None else None
+    return Reply(status=reply.status, headers=reply.headers, body=shift(reply.body), events=events)
+
+
+def test_a_refresh_whose_answers_differ_only_in_their_timestamps_leaves_the_file_byte_for_byte(fixtures_dir):
+    path = fixtures_dir / "t.attest.json"
+    with FakeUpstream(scripted.flow_replies()) as upstream:
+        done = attest(fixtures_dir, upstream.url, "capture", "--name", "t", "--", *agent("flow"))
+    assert done.returncode == 0, done.stderr
+    before = path.read_bytes()
+    assert str(scripted.CREATED) not in before.decode()  # chat's `created`, responses' `created_at`
+    later = [a_second_later(reply) for reply in scripted.flow_replies()]
+    with FakeUpstream(later) as upstream:
+        done = attest(fixtures_dir, upstream.url, "capture", "--refresh", "t", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].endswith(f"{path} unchanged")
+    assert path.read_bytes() == before  # recorded_at included
 
 
 def test_refresh_without_a_terminal_and_without_yes_refuses_and_runs_nothing(fixtures_dir):

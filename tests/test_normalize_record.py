@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from anthropic.types import Message, RawMessageStreamEvent
 from attest_toolkit import fixture as fx
-from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse
+from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse, timestamps
 from attest_toolkit.secrets import REDACTED, Secrets
 from conftest import chat_request, exchange, needs_shared, sse_exchange
 from normalize_cassettes import IDS, exchanges
@@ -180,8 +180,14 @@ def _validates(check: Any, value: Any) -> bool:
     return True
 
 
+def as_served(stored: Any) -> Any:
+    """A stored JSON body with its templated timestamps as replay serves them: numbers again (the SDKs
+    parse `created` as an int); id placeholders are left as they are, opaque ids to the SDKs."""
+    return json.loads(timestamps.serve(json.dumps(stored)))
+
+
 def _bodies(name: str) -> list[tuple[tuple[str, str], Any, Any]]:
-    """(endpoint, raw body, templated body) per JSON response and per streamed event, status 200."""
+    """(endpoint, raw body, templated body as served) per JSON response and streamed event, status 200."""
     found = []
     for raw, stored in zip(exchanges(name), record_run(name), strict=True):
         if stored["response"]["status"] != 200:
@@ -189,10 +195,11 @@ def _bodies(name: str) -> list[tuple[tuple[str, str], Any, Any]]:
         kind = (stored["provider"], endpoint_kind(stored["path"]))
         body = stored["response"]["body"]
         if "json" in body:
-            found.append((kind, json.loads(raw.response_body), body["json"]))
+            found.append((kind, json.loads(raw.response_body), as_served(body["json"])))
         else:
             raw_events = sse_data(split_sse(raw.response_body.decode("utf-8")))
-            found.extend((kind, r, t) for r, t in zip(raw_events, sse_data(body["sse"]), strict=True))
+            served = [as_served(event) for event in sse_data(body["sse"])]
+            found.extend((kind, r, t) for r, t in zip(raw_events, served, strict=True))
     return found
 
 
@@ -216,7 +223,7 @@ def test_templated_responses_parse_in_the_official_sdk_models_wherever_the_recor
 
 @needs_shared
 def test_core_responses_validate_strictly_after_templating() -> None:
-    chat = record_run("openai/chat_tools_chain_nonstream_gzip")[0]["response"]["body"]["json"]
+    chat = as_served(record_run("openai/chat_tools_chain_nonstream_gzip")[0]["response"]["body"]["json"])
     completion = ChatCompletion.model_validate(chat)
     assert completion.id.startswith("chatcmpl-{{id_")
     assert completion.choices[0].message.tool_calls[0].id.startswith("call_{{id_")
@@ -228,7 +235,10 @@ def test_core_responses_validate_strictly_after_templating() -> None:
     events = sse_data(record_run("anthropic/messages_tool_use_stream")[0]["response"]["body"]["sse"])
     start = EVENT_ADAPTERS[("anthropic", "messages")].validate_python(events[0])
     assert start.message.id.startswith("msg_{{id_")
-    chunks = sse_data(record_run("openai/chat_tool_call_stream")[0]["response"]["body"]["sse"])
+    chunks = [
+        as_served(c)
+        for c in sse_data(record_run("openai/chat_tool_call_stream")[0]["response"]["body"]["sse"])
+    ]
     assert all(ChatCompletionChunk.model_validate(c).id.startswith("chatcmpl-{{id_") for c in chunks)
 
 

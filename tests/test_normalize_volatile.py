@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from attest_toolkit.normalize import Exchange, Templater, describe_components, key_of, request_key
+from attest_toolkit.normalize.served import Served
 from attest_toolkit.normalize.volatile import Numbering
 from attest_toolkit.secrets import Secrets
 from conftest import needs_shared
@@ -88,13 +89,48 @@ def test_ordinary_values_are_not_templated(text: str) -> None:
     assert templated(text) == text
 
 
-@needs_shared
-def test_numbers_are_never_templated() -> None:
+def response_exchange(body: dict[str, Any] | str, content_type: str = "application/json") -> Exchange:
+    raw = body if isinstance(body, str) else json.dumps(body)
+    return Exchange(
+        "POST", "/v1/chat/completions", "", b"{}", 200, [("content-type", content_type)], raw.encode()
+    )
+
+
+NUMBERS = {
+    "created": 1764569740,
+    "expires_at": 1764573340,
+    "usage": {"prompt_tokens": 1764569740, "completion_tokens": 5, "cost": 1764569740.5},
+    "choices": [{"index": 0, "price_cents": 1764569740, "created": 17645}],
+    "created_at": True,
+}
+
+
+def test_numbers_other_than_timestamps_by_key_are_never_templated() -> None:
+    stored = Templater(NO_SECRETS).record(response_exchange(NUMBERS))["response"]["body"]["json"]
+    # A Unix time under a key that names a time is templated, apart from the numbers around it ...
+    assert (stored["created"], stored["expires_at"]) == ("{{epoch_1}}", "{{epoch_2}}")
+    # ... a token count, a price, an index, a small number under a time's key, a boolean never are.
+    assert {k: v for k, v in stored.items() if k not in ("created", "expires_at")} == {
+        k: v for k, v in NUMBERS.items() if k not in ("created", "expires_at")
+    }
+
+
+def test_streamed_timestamps_are_templated_as_strings_and_served_as_the_same_numbers() -> None:
+    chunk = 'data: {"id":"chatcmpl-Cq7Wd2Hk9Lm3Np5Rs8Tv1Xy4Za","created":%d,"usage":{"total_tokens":1764569740}}\n\n'
+    events = chunk % 1764569740 + chunk % 1764569740 + "data: [DONE]\n\n"
     templater = Templater(NO_SECRETS)
-    stored = templater.record(exchanges("openai/chat_basic_nonstream")[0])
-    response = stored["response"]["body"]["json"]
-    assert response["id"] == "chatcmpl-{{id_1}}"
-    assert isinstance(response["created"], int) and response["created"] > 1_700_000_000
+    first = templater.record(response_exchange(events, "text/event-stream"))["response"]["body"]["sse"]
+    assert first[0] == first[1]  # one response, one second: one placeholder
+    assert '"created":"{{epoch_1}}"' in first[0] and '"total_tokens":1764569740' in first[0]
+    # The next answer, made in the same second, still gets its own: a re-record a second apart matches.
+    second = templater.record(response_exchange(chunk % 1764569740, "text/event-stream"))
+    assert '"created":"{{epoch_2}}"' in second["response"]["body"]["sse"][0]
+
+    # Served as a number (clients parse `created` as an int), the same one by every engine, every run.
+    payload = json.loads(Served().serve(first[0]).removeprefix("data: "))
+    assert type(payload["created"]) is int
+    assert payload["created"] == json.loads(Served().serve(first[1]).removeprefix("data: "))["created"]
+    assert payload["created"] == 1735689601  # 2025-01-01T00:00:01Z, as `{{ts_1}}` is served
 
 
 @needs_shared

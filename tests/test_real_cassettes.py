@@ -31,6 +31,7 @@ from attest_toolkit import fixture as fx
 from attest_toolkit.engine import Engine
 from attest_toolkit.engine.store import load
 from attest_toolkit.importer import import_cassettes
+from attest_toolkit.normalize import timestamps
 from attest_toolkit.normalize.served import restore
 from attest_toolkit.repo_root import fixtures_root
 from attest_toolkit.secrets import Secrets
@@ -59,7 +60,10 @@ ERRORS = {
     "openai": {400: openai.BadRequestError, 404: openai.NotFoundError},
     "anthropic": {400: anthropic.BadRequestError, 404: anthropic.NotFoundError},
 }
-PLACEHOLDER = re.compile(r"\{\{(?:id|ts|email)_[0-9]+\}\}|\{\{redacted\}\}")
+PLACEHOLDER = re.compile(r'"\{\{epoch_[0-9]+\}\}"|\{\{(?:id|ts|email)_[0-9]+\}\}|\{\{redacted\}\}')
+# A templated numeric timestamp: a JSON string in the fixture, a number as served and as recorded.
+EPOCH = re.compile(r'"?(\{\{epoch_[0-9]+\}\})"?')
+SERVED_EPOCH = re.compile(r'"([a-z_]+)"(\s*:\s*)([0-9]{10})(?![0-9.eE])')
 
 pytestmark = [
     needs_shared,
@@ -183,6 +187,8 @@ class Placeholders:
                 self.same(a, b, f"{where}/{i}")
         elif isinstance(served, str) and isinstance(original, str):
             self.same_text(served, original, where)
+        elif isinstance(served, str) and type(original) is int and EPOCH.fullmatch(served):
+            self.means(served, str(original), where)  # a timestamp, templated
         else:
             assert served == original, where
 
@@ -193,14 +199,24 @@ class Placeholders:
             return
         literal = PLACEHOLDER.split(served)
         pattern = "".join(
-            re.escape(part) + ("(.+?)" if i < len(marks) else "") for i, part in enumerate(literal)
+            re.escape(part) + (_stands_for(marks[i]) if i < len(marks) else "")
+            for i, part in enumerate(literal)
         )
         match = re.fullmatch(pattern, original, re.DOTALL)
         assert match, f"{where}: {served!r} is not {original!r} with ids templated"
         for mark, value in zip(marks, match.groups(), strict=True):
             if mark == "{{redacted}}":  # a credential (a signed URL's sig): never served, whatever it was
                 continue
-            assert self.meaning.setdefault(mark, value) == value, f"{where}: {mark} stands for two values"
+            self.means(mark, value, where)
+
+    def means(self, mark: str, value: str, where: str) -> None:
+        mark = EPOCH.sub(r"\1", mark)
+        assert self.meaning.setdefault(mark, value) == value, f"{where}: {mark} stands for two values"
+
+
+def _stands_for(mark: str) -> str:
+    """What a placeholder may stand for in the recording: a timestamp's digits, else any text."""
+    return "([0-9]{10})" if mark.startswith('"') else "(.+?)"
 
 
 def gist(payloads: list[Any]) -> dict[str, Any]:
@@ -344,12 +360,31 @@ async def call_async(client: Any, rec: Recorded) -> list[Any]:
     return [as_dict(result)]
 
 
+def epoch_placeholder(key: str, value: Any) -> str | None:
+    """The placeholder a served timestamp stands for (`{{epoch_N}}`), if `value` is one (the openai SDK
+    parses a response's `created_at` as a float)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    number = value - timestamps.SERVED_BASE if timestamps.is_timestamp(key, value) else 0
+    return f"{{{{epoch_{number}}}}}" if 0 < number < 1_000_000 else None
+
+
+def unserve_text(text: str, back: dict[str, str]) -> str:
+    """Served text (an SSE stream) read back: ids by `restore`, timestamps as quoted placeholders."""
+
+    def swap(m: re.Match[str]) -> str:
+        mark = epoch_placeholder(m.group(1), int(m.group(3)))
+        return f'"{m.group(1)}"{m.group(2)}"{mark}"' if mark else m.group(0)
+
+    return SERVED_EPOCH.sub(swap, restore(text, back))
+
+
 def unserve(value: Any, back: dict[str, str]) -> Any:
     """A reply with each served value read back as the placeholder it stands for."""
     if isinstance(value, str):
         return restore(value, back)
     if isinstance(value, dict):
-        return {k: unserve(v, back) for k, v in value.items()}
+        return {k: epoch_placeholder(k, v) or unserve(v, back) for k, v in value.items()}
     if isinstance(value, list):
         return [unserve(v, back) for v in value]
     return value
@@ -466,7 +501,7 @@ def test_streams_are_served_byte_for_byte(cassette: Path, tmp_path: Path, engine
             if not rec.sse:
                 continue
             assert answer.headers["content-type"].startswith("text/event-stream")
-            text = restore(answer.content.decode(), back)
+            text = unserve_text(answer.content.decode(), back)
             assert text == "".join(stored["response"]["body"]["sse"])
             assert "{{" not in answer.content.decode()  # every placeholder served as a real value
             # The same bytes the provider sent, frame separators and all, but for ids and timestamps.

@@ -14,6 +14,7 @@ from ..secrets import Secrets
 from .body import Body, parse_body, provider_for, redact_encoded, redact_query
 from .decompose import request_key
 from .streams import redact_streamed_secrets
+from .timestamps import Timestamps
 from .volatile import Numbering
 from .walk import Walker
 
@@ -46,6 +47,7 @@ class Templater:
         self._walker = Walker(secrets, self._numbering.apply)
         # Responses: only ids and timestamps that are values of their own (see volatile._whole).
         self._response_walker = Walker(secrets, self._numbering.apply_value)
+        self._timestamps = Timestamps()
 
     def learn(self, values: Iterable[str]) -> None:
         """Also redact `values` from now on (the keys a command sends in its headers)."""
@@ -64,6 +66,7 @@ class Templater:
         request = self._request(parse_body(exchange.request_body, None))
         hashes = request_key(provider, exchange.method, path, query, request, self.secrets).hashes
         content_type = next((v for k, v in exchange.response_headers if k.lower() == "content-type"), None)
+        self._timestamps.next_response()
         body = self._body(parse_body(exchange.response_body, content_type))
         interaction: dict[str, Any] = {"provider": provider, "method": exchange.method.upper(), "path": path}
         if query:
@@ -91,7 +94,7 @@ class Templater:
     def _body(self, body: Body) -> Body:
         """A response body."""
         if "json" in body:
-            return {"json": self._response_walker.walk(body["json"])}
+            return {"json": self._response_walker.walk(self._timestamps.json(body["json"]))}
         if "sse" in body:
             # A secret can be streamed in pieces that no single event holds: the joined streams are
             # redacted first, while every piece is still as the provider sent it.
@@ -102,7 +105,7 @@ class Templater:
         return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:
-        return self._numbering.apply_quoted(self._walker.redact(text))
+        return self._timestamps.text(self._numbering.apply_quoted(self._walker.redact(text)))
 
     def _headers(self, headers: list[tuple[str, str]]) -> dict[str, str]:
         kept: dict[str, str] = {}

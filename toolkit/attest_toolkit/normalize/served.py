@@ -6,6 +6,7 @@ sends the ids back to a provider, so replay serves a real-looking value for each
 the tail an id of that prefix has at that provider (`toolu_01` and 22 letters and digits, `resp_` and
 50 hex digits), a UUID for a bare id, an ISO timestamp. The value depends only on the placeholder and
 its shape, so it is the same on every run, and the agent sending it back is mapped to the placeholder.
+A templated numeric timestamp (`"{{epoch_3}}"`) is served as a number (see `timestamps`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import string
 from dataclasses import dataclass
 
+from . import timestamps
 from .volatile import ID_PREFIXES, PLACEHOLDER
 
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
@@ -117,6 +119,7 @@ class Served:
         """`text` with each placeholder replaced by its served value."""
         if "{{" not in text:
             return text
+        text = timestamps.serve(text)
         return PLACEHOLDER.sub(lambda m: self._value(m.group("kind"), int(m.group("number"))), text)
 
     def _value(self, kind: str, number: int) -> str:
