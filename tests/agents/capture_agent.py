@@ -5,7 +5,8 @@
     python capture_agent.py stream   one streamed chat completion, printing each piece as it arrives
     python capture_agent.py none     no model call at all
 Options: --exit N (exit status when every call succeeded), --fail-if PATH (exit 1 when PATH exists),
---retries N (the SDKs' max_retries, default 0).
+--retries N (the SDKs' max_retries, default 0). CAPTURE_AGENT_OFFSET=N makes `multiply` answer N more
+(a tool changed since the recording).
 
 The flows: OpenAI chat, streamed, where the model asks for `multiply` and the result goes back under
 its call id; OpenAI responses, where the function output goes back with previous_response_id (the
@@ -44,7 +45,8 @@ PELICAN_NAMES = ["Charles", "Sammy"]
 
 def multiply(arguments: str) -> str:
     args = json.loads(arguments)
-    return str(args["a"] * args["b"])
+    # A tool that changed since the recording: the requests carrying its result no longer match.
+    return str(args["a"] * args["b"] + int(os.environ.get("CAPTURE_AGENT_OFFSET", "0")))
 
 
 def streamed_chat(client: openai.OpenAI, messages: list[dict]) -> tuple[str, list[dict]]:

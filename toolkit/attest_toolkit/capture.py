@@ -21,6 +21,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,18 +31,21 @@ import aiohttp
 from aiohttp import web
 
 from .engine.background import BackgroundServer
-from .engine.live import KEY_VARS, LiveForwarder, reason_of
+from .engine.live import KEY_VARS, LiveForwarder, reason_of, request_content
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
     Fixture,
     Interaction,
+    dumps,
     fixture_path,
+    locked,
     new_fixture,
     new_source,
     read_fixture,
     write_fixture,
 )
-from .normalize import Exchange, Templater
+from .normalize import Exchange, Templater, parse_body
+from .partial import ReplayFirst
 from .progress import ProgressLine, counted
 from .provider_env import proxy_env
 from .secret_names import is_secret_key
@@ -66,6 +70,22 @@ class Captured:
     calls: int
     otlp_requests: int
     returncode: int
+
+
+@dataclass
+class LiveCost:
+    """What the calls that went to a provider cost, priced from the built-in table."""
+
+    calls: int = 0
+    usd: float = 0.0
+    unpriced: int = 0
+
+    def add(self, cost: float | None) -> None:
+        self.calls += 1
+        if cost is None:
+            self.unpriced += 1
+        else:
+            self.usd += cost
 
 
 # --- the recording proxy ---------------------------------------------------------------------------
@@ -94,8 +114,15 @@ def unreachable(upstream: str, exc: BaseException) -> str:
     return f"cannot reach {upstream} ({reason_of(exc)})"
 
 
-async def _mark_started(request: web.Request, _response: web.StreamResponse) -> None:
+async def mark_started(request: web.Request, _response: web.StreamResponse) -> None:
     request[_STARTED] = True
+
+
+def model_of(request: web.Request, raw: bytes) -> str | None:
+    """The model a call asked for, to price it."""
+    content = request_content(raw, request.headers.get("content-encoding"))
+    model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
+    return model if isinstance(model, str) else None
 
 
 class RecordingApp:
@@ -107,12 +134,19 @@ class RecordingApp:
         env: Mapping[str, str],
         progress: ProgressLine,
         tools: Sequence[HttpTool] = (),
+        base: ReplayFirst | None = None,
+        live: LiveForwarder | None = None,
     ) -> None:
         self.secrets = secrets
         self.templater = Templater(secrets)
-        self.live = LiveForwarder(env)
+        self.live = live or LiveForwarder(env)
         self.progress = progress
         self.interactions: list[Interaction] = []
+        self.cost = LiveCost()
+        # A partial refresh: calls that still match the existing fixture are replayed from it.
+        self.base = base
+        if base is not None:
+            self.templater.reserve(dumps(base.doc))
         self.failures: list[str] = []
         self.otlp_requests = 0
         self.credentials: set[str] = set()
@@ -123,7 +157,7 @@ class RecordingApp:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.tools.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
-        app.on_response_prepare.append(_mark_started)
+        app.on_response_prepare.append(mark_started)
         app.on_cleanup.append(lambda _app: self.live.close())
         return app
 
@@ -134,8 +168,14 @@ class RecordingApp:
         """The run's secrets plus the keys the command sent in its headers, for the write-time scan."""
         return Secrets.of([*self.secrets.values, *self.credentials])
 
+    def model_channel(self) -> list[Interaction]:
+        """The fixture's model calls: what was recorded, or for a partial refresh every call in order."""
+        return self.base.entries if self.base is not None else self.interactions
+
     def count_line(self) -> str:
         line = f"attest capture: {counted(len(self.interactions), 'call')} recorded"
+        if self.base is not None:
+            line = f"attest capture: {self.base.replayed} replayed, {len(self.interactions)} recorded live"
         if self.tools.interactions:
             line += f", {counted(len(self.tools.interactions), 'tool message')}"
         if self.otlp_requests:
@@ -155,9 +195,16 @@ class RecordingApp:
         raw = await request.read()
         path = "/" + request.match_info["tail"]
         self._remember_credentials(request)
+        if self.base is not None:
+            replayed = await self.base.serve(request, provider, path, raw)
+            if replayed is not None:
+                return replayed
         try:
-            response, _ = await self.live.forward(
+            response, body = await self.live.forward(
                 request, provider, path, raw, lambda exchange: self.record(provider, exchange)
+            )
+            self.cost.add(
+                self.live.price(model_of(request, raw), body, response.headers.get("content-type", ""))
             )
             return response
         except asyncio.CancelledError:
@@ -175,11 +222,15 @@ class RecordingApp:
 
     def record(self, provider: str, exchange: Exchange) -> None:
         try:
+            if self.base is not None:
+                exchange = self.base.restore(exchange)
             interaction = self.templater.record(exchange, provider)
         except Exception as exc:  # the agent already has its answer; the run must still not pass silently
             self.fail(f"{exchange.method} {exchange.path}: could not record the answer ({reason_of(exc)})")
             return
         self.interactions.append(interaction)
+        if self.base is not None:
+            self.base.entries.append(interaction)
         self.progress.update(self.count_line())
 
     def forward_failed(
@@ -230,8 +281,9 @@ class RecordingProxy:
         env: Mapping[str, str],
         progress: ProgressLine | None = None,
         tools: Sequence[HttpTool] = (),
+        base: ReplayFirst | None = None,
     ) -> None:
-        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools)
+        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools, base)
         self.server = BackgroundServer(
             self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT, auto_decompress=False
         )
@@ -287,7 +339,7 @@ def why_not_written(app: RecordingApp, returncode: int, expect_fail: bool) -> st
     if not expect_fail and returncode != 0:
         hint = "use --expect-fail to record a run that is meant to fail"
         return f"the command {describe_exit(returncode)} ({hint})"
-    if not app.interactions:
+    if not app.model_channel():
         return (
             "the command made no model calls through the capture proxy (a client built with a "
             "hard-coded base_url bypasses it)"
@@ -305,10 +357,12 @@ def capture(
     cwd: Path | None = None,
     progress: ProgressLine | None = None,
     tools: Sequence[str] = (),
+    only_misses: bool = False,
 ) -> Captured:
     """Run `argv` against a recording proxy and write the fixture if the run ended as expected.
 
     `tools` are `VAR[=URL]` declarations of the agent's HTTP tool servers (see `tools.declare`).
+    `only_misses`: replay what the existing fixture still matches and record only the rest (`partial`).
     Raises CaptureFailed (exit 1) when it did not, leaving any existing fixture untouched.
     """
     if not argv:
@@ -316,9 +370,12 @@ def capture(
     path = fixture_path(name, fixtures_dir)
     env = dict(os.environ if env is None else env)
     declared = parse_tools(tools, env)
-    with RecordingProxy(capture_secrets(env, cwd), env, progress, declared) as proxy:
+    secrets = capture_secrets(env, cwd)
+    base = ReplayFirst(path, secrets) if only_misses else None
+    with RecordingProxy(secrets, env, progress, declared, base) as proxy:
         returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
-    return conclude(proxy.app, argv, name, path, returncode, expect_fail)
+    source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    return conclude(proxy.app, source, name, path, returncode, expect_fail)
 
 
 # When and with which toolkit a run was recorded: a re-record that changed nothing else keeps the file.
@@ -341,28 +398,53 @@ def unchanged(path: Path, doc: Fixture) -> bool:
 
 
 def conclude(
-    app: RecordingApp, argv: Sequence[str], name: str, path: Path, returncode: int, expect_fail: bool
+    app: RecordingApp, source: dict, name: str, path: Path, returncode: int, expect_fail: bool
 ) -> Captured:
-    """Write the fixture of a finished run, or raise CaptureFailed and leave `path` as it was."""
-    problem = why_not_written(app, returncode, expect_fail)
-    if problem is not None:
-        app.progress.finish(f"{app.count_line()}; nothing written")
-        kept = "; the existing fixture is unchanged" if path.exists() else ""
-        raise CaptureFailed(f"{problem}; nothing written{kept}", path)
-    source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    """Write the fixture of a finished run, or raise CaptureFailed and leave `path` as it was.
+
+    Writers of the same fixtures directory take turns (see `fixture.locked`), so two pytest workers
+    never write over each other, and a partial refresh never merges into a file changed meanwhile."""
+    with locked(path):
+        problem = why_not_written(app, returncode, expect_fail)
+        if problem is None and app.base is not None and not app.base.still_on_disk():
+            problem = "the fixture changed while this refresh ran, so the merge would lose that change"
+        if problem is not None:
+            app.progress.finish(f"{app.count_line()}; nothing written")
+            kept = "; the existing fixture is unchanged" if path.exists() else ""
+            raise CaptureFailed(f"{problem}; nothing written{kept}", path)
+        return _write(app, source, name, path, returncode)
+
+
+def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: int) -> Captured:
     recorder = app.tools
     servers = declarations(list(recorder.tools.values()), recorder.stdio, app.secrets)
-    doc = new_fixture(name, source, app.interactions, recorder.interactions, servers)
+    doc = new_fixture(name, source, app.model_channel(), recorder.interactions, servers)
+    captured = Captured(path, len(app.interactions), app.otlp_requests, returncode)
+    if app.cost.calls and app.base is not None:  # what a partial refresh paid for
+        app.progress.note(f"attest capture: live calls: {live_cost_line(app.cost)}")
+    dropped = (
+        f", {counted(app.base.dropped, 'unused recording')} dropped" if app.base and app.base.dropped else ""
+    )
     if unchanged(path, doc):
-        app.progress.finish(f"{app.count_line()}; {path} unchanged")
-        return Captured(path, len(app.interactions), app.otlp_requests, returncode)
+        app.progress.finish(f"{app.count_line()}{dropped}; {path} unchanged")
+        return captured
     try:
         write_fixture(path, doc, app.scan_secrets())
     except AttestError:
         app.progress.finish(f"{app.count_line()}; nothing written")
         raise
-    app.progress.finish(f"{app.count_line()}; wrote {path}")
-    return Captured(path, len(app.interactions), app.otlp_requests, returncode)
+    app.progress.finish(f"{app.count_line()}{dropped}; wrote {path}")
+    return captured
+
+
+def live_cost_line(cost: LiveCost) -> str:
+    """`2 live model calls · $0.001234` and the price table they were priced from (a partial refresh
+    costs fractions of a cent, which two decimals would hide)."""
+    from .summary import price_note
+
+    usd = f"${cost.usd:.6f}" + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
+    table = price_note().removeprefix("attest replay: live calls ")
+    return f"{counted(cost.calls, 'live model call')} · {usd}, {table}"
 
 
 # --- refresh ---------------------------------------------------------------------------------------
@@ -376,6 +458,7 @@ class RefreshPlan:
     command: list[str]
     expect_fail: bool
     tools: list[str] = field(default_factory=list)  # the `--tool` declarations to re-create
+    test: str | None = None  # the pytest node id that recorded it: a refresh re-runs that test
 
 
 def plan_refresh(
@@ -397,7 +480,11 @@ def plan_refresh(
         )
     expect_fail = bool(source.get("flags", {}).get("expect_fail", False))
     tools = specs_of(doc.get("tools", {}), dict(os.environ if env is None else env))
-    return RefreshPlan(name, Path(fixtures_dir) if fixtures_dir else None, path, command, expect_fail, tools)
+    test = source.get("test")
+    if test is not None and (not test or test.startswith("-")):  # an option smuggled in as a node id
+        raise FixtureError(f"source.test {test!r} is not a pytest node id", path)
+    directory = Path(fixtures_dir) if fixtures_dir else None
+    return RefreshPlan(name, directory, path, command, expect_fail, tools, test)
 
 
 _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -425,13 +512,24 @@ def quote_command(argv: Sequence[str]) -> str:
     return " ".join(quote_arg(arg) for arg in argv)
 
 
-def describe_plan(plan: RefreshPlan) -> list[str]:
+def describe_plan(plan: RefreshPlan, only_misses: bool = False) -> list[str]:
+    if plan.test is not None:
+        return [
+            f"attest capture: recorded test: {quote_arg(plan.test)}",
+            f"attest capture: runs: {quote_command(test_command(plan.test, only_misses))}",
+        ]
     flags = " ".join([*(["--expect-fail"] if plan.expect_fail else []), *(f"--tool {t}" for t in plan.tools)])
     flags = flags or "(none)"
     return [
         f"attest capture: recorded command: {quote_command(plan.command)}",
         f"attest capture: flags: {flags}",
     ]
+
+
+def test_command(test: str, only_misses: bool, python: str = sys.executable) -> list[str]:
+    """pytest re-running one test with recording on (given on the command line, so also under CI)."""
+    mode = "new" if only_misses else "all"
+    return [python, "-m", "pytest", "-q", f"--attest-record={mode}", "--", test]
 
 
 class RefreshDeclined(AttestError):
@@ -443,9 +541,11 @@ def _interactive(stdin: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
-def confirm_refresh(plan: RefreshPlan, yes: bool, stdin: IO[str], out: IO[str]) -> None:
+def confirm_refresh(
+    plan: RefreshPlan, yes: bool, stdin: IO[str], out: IO[str], only_misses: bool = False
+) -> None:
     """Ask at a terminal; without one, --yes is required. Raises when the refresh must not run."""
-    for line in describe_plan(plan):
+    for line in describe_plan(plan, only_misses):
         out.write(line + "\n")
     out.flush()
     if yes:
@@ -468,10 +568,15 @@ def refresh(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     progress: ProgressLine | None = None,
-) -> Captured:
+    only_misses: bool = False,
+) -> None:
     """Re-run the recorded command with its recorded flags; replace the fixture only if the run ended
-    as expected (a failed refresh leaves it byte for byte)."""
-    return capture(
+    as expected (a failed refresh leaves it byte for byte). A fixture a test recorded is refreshed by
+    that test, under pytest with `--attest-record`. `only_misses`: see `partial`."""
+    if plan.test is not None:
+        refresh_test(plan, only_misses, env, cwd)
+        return
+    capture(
         plan.command,
         plan.name,
         fixtures_dir=plan.fixtures_dir,
@@ -480,4 +585,19 @@ def refresh(
         cwd=cwd,
         progress=progress,
         tools=plan.tools,
+        only_misses=only_misses,
     )
+
+
+def refresh_test(
+    plan: RefreshPlan, only_misses: bool, env: Mapping[str, str] | None, cwd: Path | None
+) -> None:
+    """The plugin in that pytest run records and writes the fixture, only if the test passes."""
+    assert plan.test is not None
+    returncode = run_child(
+        test_command(plan.test, only_misses), dict(os.environ if env is None else env), cwd
+    )
+    if returncode != 0:
+        raise CaptureFailed(
+            f"pytest {describe_exit(returncode)}; a test writes its fixture only when it passes", plan.path
+        )

@@ -8,12 +8,14 @@ so a reformat is not a change.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,13 +72,17 @@ def canonical_digest(doc: Fixture) -> str:
     return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def new_source(command: list[str], *, expect_fail: bool = False, exit_code: int | None = None) -> dict:
+def new_source(
+    command: list[str], *, expect_fail: bool = False, exit_code: int | None = None, test: str | None = None
+) -> dict:
+    """`test`: the pytest node id, when a test recorded the fixture (`--attest-record`)."""
     return {
         "command": list(command),
         "flags": {"expect_fail": expect_fail},
         "exit_code": exit_code,
         "recorded_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         "toolkit_version": __version__,
+        **({"test": test} if test else {}),
     }
 
 
@@ -246,6 +252,23 @@ def _write_and_rename(path: Path, text: str, mode: int) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path`'s directory: writers that read, merge and write a fixture
+    (pytest workers recording under xdist) take turns, so none writes over another's merge. The
+    lock is on the directory itself, so no lock file is left in the repository."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError as exc:
+        raise AttestError(f"cannot write: {describe_os_error(exc)}", path) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _pid_alive(pid: int) -> bool:

@@ -19,6 +19,13 @@ REFRESH = typer.Option(
     metavar="NAME",
     help="Re-run the command recorded in fixture NAME, with its recorded flags.",
 )
+ONLY_MISSES = typer.Option(
+    False,
+    "--only-misses",
+    help="With --refresh: replay the calls the fixture still matches, go live only for the misses, and "
+    "keep every unchanged interaction byte for byte; recordings the run did not use are dropped. "
+    "Prints what the live calls cost.",
+)
 YES = typer.Option(
     False, "--yes", "-y", help="With --refresh: re-run without asking (required without a terminal)."
 )
@@ -45,6 +52,7 @@ def check_usage(
     yes: bool,
     expect_fail: bool,
     tools: list[str] | None = None,
+    only_misses: bool = False,
 ) -> None:
     if bool(name) == bool(refresh):
         raise UsageError("give either --name N -- CMD (a new capture) or --refresh N (re-run a recorded one)")
@@ -56,12 +64,15 @@ def check_usage(
         raise UsageError("--refresh uses the flags recorded in the fixture; drop --expect-fail")
     if name and yes:
         raise UsageError("--yes only applies to --refresh")
+    if name and only_misses:
+        raise UsageError("--only-misses only applies to --refresh")
 
 
 def capture(
     command: list[str] = COMMAND,
     name: str | None = NAME,
     refresh: str | None = REFRESH,
+    only_misses: bool = ONLY_MISSES,
     yes: bool = YES,
     expect_fail: bool = EXPECT_FAIL,
     fixtures_dir: Path | None = FIXTURES_DIR,
@@ -83,16 +94,19 @@ def capture(
 
     --refresh N prints the recorded command and its flags, asks to confirm (--yes without a
     terminal), re-runs it with those flags and replaces the fixture only if the run ended as expected.
+    A fixture recorded by a test (pytest --attest-record) is refreshed by re-running that test.
+    With --only-misses, calls that still match are replayed and only the misses go live: unchanged
+    interactions stay byte for byte, unused recordings are dropped, and the live calls' cost is printed.
 
     Exit codes: 0 fixture written; 1 the command did not end as expected (wrong exit status, no model
     calls, a call failed upstream), nothing written; 3 could not run (usage error, bad or missing
     fixture, credential found, refresh not confirmed).
     """
-    check_usage(command or [], name, refresh, yes, expect_fail, tool)
+    check_usage(command or [], name, refresh, yes, expect_fail, tool, only_misses)
     if refresh:
         plan = capturing.plan_refresh(refresh, fixtures_dir)
-        capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr)
-        capturing.refresh(plan)
+        capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr, only_misses)
+        capturing.refresh(plan, only_misses=only_misses)
     else:
         capturing.capture(
             command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool

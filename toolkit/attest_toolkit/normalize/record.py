@@ -55,6 +55,10 @@ class Templater:
         if merged.values != self.secrets.values:
             self.secrets = self._walker.secrets = merged
 
+    def reserve(self, text: str) -> None:
+        """Continue the numbering of an existing fixture's placeholders (see `Numbering.reserve`)."""
+        self._numbering.reserve(text)
+
     def text(self, text: str) -> str:
         return self._walker.text(text)
 

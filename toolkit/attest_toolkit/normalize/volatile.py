@@ -157,6 +157,13 @@ class Numbering:
         self._numbers: dict[str, str] = {}
         self._counts = dict.fromkeys(KINDS, 0)
 
+    def reserve(self, text: str) -> None:
+        """Number new values after every placeholder in `text` (a fixture being extended), so a value
+        recorded now never takes a number an existing recording already uses."""
+        for m in PLACEHOLDER.finditer(text):
+            kind, number = m.group("kind"), int(m.group("number"))
+            self._counts[kind] = max(self._counts[kind], number)
+
     def _placeholder(self, kind: str, identity: str) -> str:
         found = self._numbers.get(identity)
         if found is None:
