@@ -171,6 +171,12 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def scrub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove the machine's provider and attest variables from this process (pytester's children)."""
+    for var in (*_SCRUB, "ATTEST_RECORD", "ATTEST_MATCH"):
+        monkeypatch.delenv(var, raising=False)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
     env.update(extra)

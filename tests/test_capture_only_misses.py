@@ -6,15 +6,22 @@ tool (CAPTURE_AGENT_OFFSET) changes the second request of the chat and responses
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import textwrap
+import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
+from attest_toolkit import capture as capturing
 from attest_toolkit import fixture as fx
+from attest_toolkit.partial import ReplayFirst
+from attest_toolkit.progress import ProgressLine
+from attest_toolkit.secrets import Secrets
 from capture_helpers import agent, capture_env, run_attest
-from conftest import git
+from conftest import chat_request, chat_response, exchange, git, write_fixture
 from scripted import chat_text_stream, flow_replies, responses_answer
 from upstream import FakeUpstream
 
@@ -154,3 +161,33 @@ def test_only_misses_is_a_refresh_flag(tmp_path):
     )
     assert proc.returncode == 3
     assert proc.stderr.strip() == "attest: --only-misses only applies to --refresh"
+
+
+def test_a_partial_refresh_writes_nothing_over_a_fixture_changed_while_it_ran(fixtures_dir):
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request("Say hello"), chat_response("Hello!"))])
+    base = ReplayFirst(path, Secrets.of([]))
+    app = capturing.RecordingApp(Secrets.of([]), {}, ProgressLine(io.StringIO(), live=False), base=base)
+    base.entries.extend(fx.model_interactions(base.doc))  # the run replayed the one call
+    doc = fx.read_fixture(path)
+    fx.write_fixture(path, {**doc, "source": {**doc["source"], "recorded_at": "2020-01-02T03:04:05Z"}})
+    meanwhile = path.read_bytes()  # another writer (a second pytest worker) changed the file
+    with pytest.raises(capturing.CaptureFailed, match="the fixture changed while this refresh ran"):
+        capturing.conclude(app, fx.new_source(["pytest", "t.py::t"]), "t", path, 0, False)
+    assert path.read_bytes() == meanwhile
+
+
+def test_fixture_writers_take_turns(fixtures_dir):
+    path = fixtures_dir / "t.attest.json"
+    entered = threading.Event()
+
+    def writer() -> None:
+        with fx.locked(path):
+            entered.set()
+
+    with fx.locked(path):
+        thread = threading.Thread(target=writer)
+        thread.start()
+        assert not entered.wait(0.5)  # held off while the lock is held
+    assert entered.wait(30)
+    thread.join()
+    assert list(fixtures_dir.iterdir()) == []  # no lock file left behind

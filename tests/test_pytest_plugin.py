@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 from attest_toolkit.validation import load_schema
-from conftest import chat_request, chat_response, exchange, write_fixture
+from conftest import chat_request, chat_response, exchange, scrub, write_fixture
 from upstream import FakeUpstream, Reply
 
 KEY = "sk-test-" + "p" * 40
@@ -25,18 +25,7 @@ def ask(content):
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for var in (
-        "CI",
-        "ATTEST_REPLAY",
-        "ATTEST_STRICT",
-        "ATTEST_EGRESS",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_BASE_URL",
-        "ATTEST_OPENAI_UPSTREAM",
-    ):
-        monkeypatch.delenv(var, raising=False)
+    scrub(monkeypatch)
     pytester.makepyfile(agent=AGENT)
     write_fixture(
         pytester.path / "tests" / "attest" / "fixtures",

@@ -14,25 +14,30 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import fixture_path
-from .provider_env import ALL_VARS
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
-ENV_VARS = (*ALL_VARS, "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
+RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp"]]]()
+RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
 T = TypeVar("T")
+
+if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from .capture import RecordingApp
+    from .record_front import RecordingFront
 
 
 def _truthy(value: str | None) -> bool:
@@ -67,6 +72,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
     )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
+    group.addoption(
+        "--attest-record",
+        choices=record.RECORD_MODES,
+        default=None,
+        help="Record from the tests, as pytest-recording: once (a fixture that does not exist), new (only "
+        "the calls that miss), all (re-record), none (replay only). Also ATTEST_RECORD; with CI set, "
+        "only this flag on the command line records. The provider variables point at attest from the "
+        "start of the run, so module-level clients work.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "attest-plugin")
     config.stash[PLUGIN] = plugin
     plugin.install_guard()
+    plugin.start_front()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -111,6 +126,7 @@ class ReplayHandle:
         self.engine_path = engine_path
         self.engine: EngineProcess | None = None
         self.sid: str | None = None
+        self.recorder: RecordingApp | None = None
         self._saved: dict[str, str | None] = {}
 
     def start(self) -> ReplayHandle:
@@ -121,33 +137,58 @@ class ReplayHandle:
                 f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
                 "in a process (it sets process-wide environment variables)"
             )
+        front = self.plugin.front
+        if front is not None:
+            self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
+        if self.recorder is not None:
+            front.target = self.recorder  # the variables already point at the front
+        else:
+            self._open_session()
+        self.plugin.active = self
+        self.item.stash.setdefault(HANDLES, []).append(self)
+        return self
+
+    def _open_session(self) -> None:
         # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
         self.engine = engine = self.plugin.engine(self.engine_path)
         plugin = self.plugin
         self.sid, env = or_fail(
             lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
         )
-        self._saved = {k: os.environ.get(k) for k in {*ENV_VARS, *env}}  # tool servers' variables too
-        os.environ.update(env)
-        self.plugin.active = self
-        self.item.stash.setdefault(HANDLES, []).append(self)
-        return self
+        self._saved = record.point_at(env)  # tool servers' variables too
+        if plugin.front is not None:  # module-level clients reach the session through the front
+            from .record_front import engine_prefix
+
+            plugin.front.target = engine_prefix(env)
 
     def stop(self) -> None:
+        if self.plugin.front is not None:
+            self.plugin.front.target = None
+        if self.recorder is not None:
+            self._stop_recording(self.recorder)
+            return
         if self.sid is None:
             return
         sid, self.sid = self.sid, None
-        for key, value in self._saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        record.restore(self._saved)
         self.plugin.active = None
         engine = self.engine
         assert engine is not None
         summary = or_fail(lambda: engine.close_session(sid))
         summary["fixture"] = self.plugin.relative(self.path)
         self.item.stash.setdefault(REPLAYS, []).append(summary)
+
+    def _stop_recording(self, recorder: RecordingApp) -> None:
+        self.recorder = None
+        if self.plugin.front is not None:
+            self.plugin.front.settle()
+        self.plugin.active = None
+        from .record_front import summary_of
+
+        summary = summary_of(recorder, self.mode)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+        self.item.stash.setdefault(RECORDINGS, []).append((self, recorder))
 
     def __enter__(self) -> ReplayHandle:
         return self
@@ -175,6 +216,12 @@ class AttestPlugin:
         self.active: ReplayHandle | None = None
         self.rows: dict[str, dict[str, Any]] = {}
         self._guard_installed = False
+        self.record_mode, self.record_refusal = record.resolve(config)
+        if self.guard and self.record_mode not in (None, "none"):
+            raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
+        self.front: RecordingFront | None = None
+        self._front_saved: dict[str, str | None] = {}
+        self.recorded_lines: list[str] = []
 
     # --- engine and guard --------------------------------------------------------------------------
 
@@ -195,6 +242,16 @@ class AttestPlugin:
         ):
             self.engine(None)
 
+    def start_front(self) -> None:
+        """With a record mode, point the provider variables at one front before any test module is
+        imported, so module-level clients reach attest (see `pytest_record`)."""
+        if self.record_mode is None or self.mode == "off" or not record.runs_tests(self.config):
+            return
+        from .record_front import RecordingFront
+
+        self.front = RecordingFront(os.environ)
+        self._front_saved = record.point_at(self.front.start())
+
     def install_guard(self) -> None:
         if self.guard:
             from . import guard
@@ -206,6 +263,10 @@ class AttestPlugin:
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()
+        if self.front is not None:
+            self.front.stop()
+            self.front = None
+            record.restore(self._front_saved)
         if self._guard_installed:
             from . import guard
 
@@ -259,6 +320,21 @@ class AttestPlugin:
         facts = self.facts(replays, call)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
+        self.write_recordings(item, report)
+
+    def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
+        from .record_front import write
+
+        lines: list[str] = []
+        for handle, recorder in item.stash.get(RECORDINGS, []):
+            shown, problem = write(recorder, handle.name, handle.path, item.nodeid, report.passed)
+            lines += shown
+            if problem is not None:
+                self.fail(report, problem)
+        item.stash[RECORDINGS] = []
+        if lines:
+            report.user_properties.append((RECORDED, lines))
 
     def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
         misses = [m for r in replays for m in r["miss_list"]]
@@ -334,6 +410,7 @@ class AttestPlugin:
         row = self.rows.setdefault(report.nodeid, self.new_row(report))
         row["duration"] = round(row["duration"] + report.duration, 6)
         props = dict(report.user_properties)
+        self.recorded_lines += props.get(RECORDED, [])
         if PROPERTY in props:
             facts = dict(props[PROPERTY])
             if "miss" in facts:
@@ -390,7 +467,12 @@ class AttestPlugin:
         keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)
         return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
 
+    def pytest_report_header(self) -> list[str]:
+        return [self.record_refusal] if self.record_refusal else []
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.recorded_lines:
+            terminalreporter.write_line(line)
         if any("replay" in r for r in self.rows.values()):
             totals = self.totals()
             if totals["live"]:

@@ -1,0 +1,175 @@
+"""Recording from pytest (`--attest-record`, `ATTEST_RECORD`) in real pytest runs, with the official
+openai SDK built at module level, against a scripted provider on loopback."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from attest_toolkit import fixture as fx
+from capture_helpers import run_attest
+from conftest import chat_response, scrub
+from upstream import FakeUpstream, Reply
+
+KEY = "sk-test-" + "r" * 40
+
+# pytest-recording users build the client when the module is imported, before any test runs.
+AGENT = """
+import openai
+
+client = openai.OpenAI(max_retries=0)
+
+def ask(content):
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": content}])
+    return reply.choices[0].message.content
+"""
+
+TESTS = """
+import agent
+
+def test_hello(attest_replay):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Hello!"
+"""
+
+
+def answer(text: str) -> Reply:
+    return Reply(body=json.dumps(chat_response(text)).encode())
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    scrub(monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    pytester.makepyfile(agent=AGENT, test_agent=TESTS)
+    return pytester
+
+
+def fixture_of(suite: pytest.Pytester, name: str = "hello") -> dict:
+    return fx.read_fixture(suite.path / "tests" / "attest" / "fixtures" / f"{name}.attest.json")
+
+
+def run(suite: pytest.Pytester, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, *args: str):
+    monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+    return suite.runpytest_subprocess(*args)
+
+
+def test_once_records_a_missing_fixture_from_a_module_level_client_then_replays_it(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        result = run(suite, upstream, monkeypatch, "--attest-record=once")
+        result.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+        assert upstream.requests[0].headers["Authorization"] == f"Bearer {KEY}"  # the user's own key
+        path = suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json"
+        assert f"attest record: 1 call recorded; wrote {path}" in result.outlines
+        doc = fixture_of(suite)
+        assert doc["source"]["test"] == "test_agent.py::test_hello"
+        assert doc["source"]["command"] == ["pytest", "test_agent.py::test_hello"]
+        assert KEY not in path.read_text()
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        before = path.read_bytes()
+
+        again = run(suite, upstream, monkeypatch, "--attest-record=once", "--attest-replay=strict")
+        again.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1  # the second run replayed: nothing went upstream
+        assert "attest replay: 1 replayed · 0 live model calls · $0.00" in again.outlines
+        assert path.read_bytes() == before
+
+
+def test_new_records_only_the_call_that_misses(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!"), answer("Bye!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+        path = suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json"
+        (old,) = fx.model_interactions(fixture_of(suite))
+        suite.makepyfile(
+            test_agent=TESTS
+            + '        assert agent.ask("Say bye") == "Bye!"\n'.replace("        ", "        ")
+        )
+        result = run(suite, upstream, monkeypatch, "--attest-record=new")
+        result.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 2  # only "Say bye" went live
+        assert f"attest record: 1 replayed, 1 recorded live; wrote {path}" in result.outlines
+        first, second = fx.model_interactions(fixture_of(suite))
+        assert first == old
+        assert textwrap.indent(json.dumps(old, indent=2, sort_keys=True), " " * 6) in path.read_text()
+        assert second["request"]["json"]["messages"][0]["content"] == "Say bye"
+
+
+def test_all_re_records_and_a_failing_test_writes_nothing(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!"), answer("Hello again"), answer("Hello!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=all").assert_outcomes(passed=1)
+        path = suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json"
+        before = path.read_bytes()
+        failed = run(suite, upstream, monkeypatch, "--attest-record=all")
+        failed.assert_outcomes(failed=1)  # the answer changed, so the test's assertion fails
+        assert f"attest record: {path}: not written, the test did not pass" in failed.outlines
+        assert path.read_bytes() == before
+        run(suite, upstream, monkeypatch, "--attest-record=all").assert_outcomes(passed=1)
+        assert len(upstream.requests) == 3  # all: every call went live again
+
+
+def test_in_ci_only_the_flag_on_the_command_line_records(suite, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("ATTEST_RECORD", "once")
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        refused = run(suite, upstream, monkeypatch)
+        refused.assert_outcomes(failed=1)  # no fixture, and nothing recorded
+        assert upstream.requests == []
+        assert (
+            "attest record: not recording: CI is set and the record mode came from ATTEST_RECORD=once; "
+            "pass --attest-record=once on the pytest command line to record in CI (replaying instead)"
+        ) in refused.outlines
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+    assert fixture_of(suite)["source"]["test"] == "test_agent.py::test_hello"
+
+
+def test_a_call_outside_any_block_is_refused_not_sent(suite, monkeypatch):
+    suite.makepyfile(
+        test_outside="""
+import openai
+import pytest
+import agent
+
+def test_outside():
+    with pytest.raises(openai.BadRequestError, match="outside any attest_replay block"):
+        agent.ask("Say hello")
+"""
+    )
+    with FakeUpstream([]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=all", "test_outside.py").assert_outcomes(passed=1)
+        assert upstream.requests == []
+
+
+def test_two_xdist_workers_each_record_their_own_fixture(suite, monkeypatch):
+    tests = "import agent\n" + "".join(
+        f"""
+def test_{i}(attest_replay):
+    with attest_replay("hello-{i}"):
+        assert agent.ask("Say hello") == "Hello!"
+"""
+        for i in range(4)
+    )
+    suite.makepyfile(test_agent=tests)
+    with FakeUpstream([answer("Hello!") for _ in range(4)]) as upstream:
+        run(suite, upstream, monkeypatch, "-n", "2", "--attest-record=once").assert_outcomes(passed=4)
+        assert len(upstream.requests) == 4
+    for i in range(4):
+        assert fixture_of(suite, f"hello-{i}")["source"]["test"] == f"test_agent.py::test_{i}"
+
+
+def test_refresh_of_a_fixture_a_test_recorded_re_runs_that_test(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!"), answer("Hello!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+        env = {k: v for k, v in __import__("os").environ.items() if k != "CI"}
+        env["CI"] = "true"  # a refresh gives the flag on pytest's command line, so CI does not stop it
+        proc = run_attest("capture", "--refresh", "hello", "--yes", env=env, cwd=suite.path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert len(upstream.requests) == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "attest capture: recorded test: test_agent.py::test_hello"
+    assert lines[1] == (
+        f"attest capture: runs: {sys.executable} -m pytest -q --attest-record=all -- test_agent.py::test_hello"
+    )

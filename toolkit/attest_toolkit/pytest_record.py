@@ -1,0 +1,73 @@
+"""Recording from pytest: `--attest-record=none|once|new|all` (or `ATTEST_RECORD`), as pytest-recording.
+
+With a record mode, the plugin starts one recording front per pytest process (`record_front`) at
+pytest_configure and points every base-URL variable at it before any test module is imported, so a
+client built at module level reaches attest too. This module holds what the plugin needs without
+importing the front's server: the modes, the CI rule, and the process environment.
+
+Recording never starts by accident in CI: with `CI` set, only a record mode given on the pytest
+command line itself records; one from `ATTEST_RECORD`, addopts or PYTEST_ADDOPTS is refused with a
+line saying why, and the run replays (`none`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import pytest
+
+from .engine.session import default_mode
+from .provider_env import ALL_VARS
+
+# The variables a run's clients read their key from (engine.live's KEY_VARS, without importing aiohttp).
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all")
+
+
+def _given_on_command_line(config: pytest.Config) -> bool:
+    """True when `--attest-record` is in the arguments pytest was invoked with (not addopts)."""
+    return any(
+        a == "--attest-record" or a.startswith("--attest-record=") for a in config.invocation_params.args
+    )
+
+
+def resolve(config: pytest.Config, env: Mapping[str, str] = os.environ) -> tuple[str | None, str | None]:
+    """The record mode (None: not asked for, the plugin behaves as without recording) and, when CI
+    stopped a recording, the line that says why."""
+    flag = config.getoption("attest_record")
+    mode = flag or env.get("ATTEST_RECORD", "").strip().lower() or None
+    if mode is None:
+        return None, None
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"ATTEST_RECORD must be none, once, new or all, not {mode!r}")
+    if mode == "none" or default_mode(env) != "strict" or (flag and _given_on_command_line(config)):
+        return mode, None
+    origin = "--attest-record in addopts" if flag else f"ATTEST_RECORD={mode}"
+    return "none", (
+        f"attest record: not recording: CI is set and the record mode came from {origin}; "
+        f"pass --attest-record={mode} on the pytest command line to record in CI (replaying instead)"
+    )
+
+
+def runs_tests(config: pytest.Config) -> bool:
+    """False on an xdist controller, which runs no test: its workers start fronts of their own."""
+    if hasattr(config, "workerinput"):
+        return True
+    return not (getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") != "no")
+
+
+def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
+    """Set `env` in this process; what to restore (None: unset) when the run ends."""
+    saved = {k: os.environ.get(k) for k in {*ALL_VARS, *KEY_VARS, *env}}
+    os.environ.update(env)
+    return saved
+
+
+def restore(saved: Mapping[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
