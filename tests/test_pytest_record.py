@@ -4,6 +4,7 @@ openai SDK built at module level, against a scripted provider on loopback."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 
@@ -163,13 +164,24 @@ def test_{i}(attest_replay):
 def test_refresh_of_a_fixture_a_test_recorded_re_runs_that_test(suite, monkeypatch):
     with FakeUpstream([answer("Hello!"), answer("Hello!")]) as upstream:
         run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
-        env = {k: v for k, v in __import__("os").environ.items() if k != "CI"}
-        env["CI"] = "true"  # a refresh gives the flag on pytest's command line, so CI does not stop it
+        env = {
+            **os.environ,
+            "CI": "true",
+        }  # a refresh gives the flag on pytest's command line, so CI does not stop it
         proc = run_attest("capture", "--refresh", "hello", "--yes", env=env, cwd=suite.path)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert len(upstream.requests) == 2
-    lines = proc.stderr.splitlines()
-    assert lines[0] == "attest capture: recorded test: test_agent.py::test_hello"
-    assert lines[1] == (
-        f"attest capture: runs: {sys.executable} -m pytest -q --attest-record=all -- test_agent.py::test_hello"
-    )
+        lines = proc.stderr.splitlines()
+        assert lines[0] == "attest capture: recorded test: test_agent.py::test_hello"
+        assert lines[1] == (
+            f"attest capture: runs: {sys.executable} -m pytest -q --attest-record=all -- test_agent.py::test_hello"
+        )
+        before = (suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json").read_bytes()
+        partial = run_attest(
+            "capture", "--refresh", "hello", "--only-misses", "--yes", env=env, cwd=suite.path
+        )
+        assert partial.returncode == 0, partial.stdout + partial.stderr
+        assert "--attest-record=new -- test_agent.py::test_hello" in partial.stderr.splitlines()[1]
+        assert len(upstream.requests) == 2  # the test's one call still matched: replayed, not paid for
+        assert "1 replayed, 0 recorded live;" in partial.stdout
+        assert (suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json").read_bytes() == before
