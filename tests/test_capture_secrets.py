@@ -77,7 +77,7 @@ def capture_one_call(cwd: Path, upstream: FakeUpstream, request: dict, query: st
         response = requests.post(url, json=request, headers=headers, timeout=30)
         assert response.status_code == 200
     path = cwd / "fixtures" / "t.attest.json"
-    capturing.conclude(proxy.app, ["python", "agent.py"], "t", path, 0, expect_fail=False)
+    capturing.conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
     return path
 
 
@@ -131,7 +131,7 @@ def capture_raw(cwd: Path, upstream: FakeUpstream, body: bytes, content_type: st
         response = requests.post(url, data=body, headers={"content-type": content_type}, timeout=30)
         assert response.status_code == 200
     path = cwd / "fixtures" / "t.attest.json"
-    capturing.conclude(proxy.app, ["python", "agent.py"], "t", path, 0, expect_fail=False)
+    capturing.conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
     return path
 
 
