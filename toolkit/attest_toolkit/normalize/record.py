@@ -58,6 +58,7 @@ class Templater:
     def reserve(self, text: str) -> None:
         """Continue the numbering of an existing fixture's placeholders (see `Numbering.reserve`)."""
         self._numbering.reserve(text)
+        self._timestamps.reserve(text)
 
     def text(self, text: str) -> str:
         return self._walker.text(text)

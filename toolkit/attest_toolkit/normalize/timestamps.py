@@ -41,6 +41,10 @@ class Timestamps:
         self._count = 0
         self._seen: dict[tuple[str, int], str] = {}
 
+    def reserve(self, text: str) -> None:
+        """Number after every `{{epoch_N}}` in `text` (a fixture being extended, see `Numbering.reserve`)."""
+        self._count = max([self._count, *(int(n) for n in PLACEHOLDER.findall(text))])
+
     def next_response(self) -> None:
         self._seen = {}
 
