@@ -61,14 +61,16 @@ def _chat_stream(ident: str, deltas: list[dict], finish: str, usage: dict[str, i
     return Reply(headers=SSE, events=events)
 
 
-def chat_tool_call_stream() -> Reply:
-    call = {"index": 0, "id": "call_Qm4tZr8LwX2nBv6YpK1sJd9H", "type": "function"}
-    call["function"] = {"name": "multiply", "arguments": ""}
-    deltas = [
-        {"role": "assistant", "content": None, "tool_calls": [call], "refusal": None},
-        {"tool_calls": [{"index": 0, "function": {"arguments": '{"a":1231,'}}]},
-        {"tool_calls": [{"index": 0, "function": {"arguments": '"b":2331}'}}]},
-    ]
+def chat_tool_call_stream(
+    name: str = "multiply",
+    pieces: tuple[str, ...] = ('{"a":1231,', '"b":2331}'),
+    call_id: str = "call_Qm4tZr8LwX2nBv6YpK1sJd9H",
+) -> Reply:
+    """A streamed call of tool `name`, its arguments in `pieces`."""
+    call = {"index": 0, "id": call_id, "type": "function"}
+    call["function"] = {"name": name, "arguments": ""}
+    deltas: list[dict] = [{"role": "assistant", "content": None, "tool_calls": [call], "refusal": None}]
+    deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": piece}}]} for piece in pieces]
     usage = {"prompt_tokens": 61, "completion_tokens": 18, "total_tokens": 79}
     return _chat_stream("chatcmpl-Cq7Wd2Hk9Lm3Np5Rs8Tv1Xy4Za", deltas, "tool_calls", usage)
 

@@ -1,60 +1,103 @@
-"""The agent frameworks people use, each as its users write it: captured once against a scripted
-provider, then replayed strict with no key and the provider gone (same answer, 0 live calls), and a
-changed system prompt misses naming it."""
+"""The agent frameworks people use, each as its users write it (`tests/agents/frameworks.py`): captured
+once against a scripted provider, then replayed strict with no key and the provider gone (same answer,
+0 live calls), on every API the framework speaks: a tool round trip on chat completions or its default
+API, the same round trip streamed on chat completions, the Responses API and Anthropic's Messages API.
+A changed system prompt and a changed tool each miss naming their component. Inside pytest, the
+`attest_replay` fixture serves the same recordings to the frameworks in the test's own process, and a
+second pytest run checks that with xdist when this one runs without it, and the other way round.
+
+Each recording is captured once per test session (once per xdist worker) and shared by its tests.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from capture_helpers import KEY, run_attest
-from conftest import AGENTS, chat_response, clean_env
+import scripted
+from capture_helpers import ANTHROPIC_KEY, KEY, run_attest
+from conftest import AGENTS, REPO, chat_response, clean_env
 from upstream import FakeUpstream, Reply
 
 ANSWER = "It is sunny in Paris."
+CALL_ID = "call_Ab3dEf6hIj9kLm2nOp5qRs8t"
 TOOL_CALL = {
-    "id": "call_Ab3dEf6hIj9kLm2nOp5qRs8t",
+    "id": CALL_ID,
     "type": "function",
     "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
 }
 # What each framework's users need in their environment (see the README's "Your framework").
 FRAMEWORK_ENV = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+# Set by the second pytest run: the directory of the recordings this run captured, so it captures none.
+FIXTURES_VAR = "ATTEST_FRAMEWORK_FIXTURES"
 
 
-def responses_reply(ident: str, output: list) -> dict:
-    return {
-        "id": ident,
-        "object": "response",
-        "created_at": 1764569740,
-        "status": "completed",
-        "model": "gpt-4o-mini-2024-07-18",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": 20,
-            "output_tokens": 5,
-            "total_tokens": 25,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+def _json(doc: dict) -> Reply:
+    return Reply(body=json.dumps(doc).encode())
 
 
-def chat_round_trip() -> list[dict]:
+def responses_reply(ident: str, output: list) -> Reply:
+    return _json(
+        {
+            "id": ident,
+            "object": "response",
+            "created_at": scripted.CREATED,
+            "status": "completed",
+            "model": "gpt-4o-mini-2024-07-18",
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": 20,
+                "output_tokens": 5,
+                "total_tokens": 25,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+    )
+
+
+def anthropic_reply(ident: str, content: list, stop: str) -> Reply:
+    usage = {"input_tokens": 380, "output_tokens": 20}
+    return _json(
+        {
+            "id": ident,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-haiku-4-5-20251001",
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+    )
+
+
+def chat_round_trip() -> list[Reply]:
     return [
-        chat_response(tool_calls=[TOOL_CALL]),
-        chat_response(ANSWER, ident="chatcmpl-Cy2BcD0eFg3HiJ4kLm5NoP6qRs"),
+        _json(chat_response(tool_calls=[TOOL_CALL])),
+        _json(chat_response(ANSWER, ident="chatcmpl-Cy2BcD0eFg3HiJ4kLm5NoP6qRs")),
     ]
 
 
-def agents_round_trip() -> list[dict]:
+def chat_stream_round_trip() -> list[Reply]:
+    call = scripted.chat_tool_call_stream("get_weather", ('{"city":', '"Paris"}'), CALL_ID)
+    return [call, scripted.chat_text_stream(ANSWER)]
+
+
+def responses_round_trip() -> list[Reply]:
     call = {
         "type": "function_call",
         "id": "fc_" + "0a5e" * 12 + "9f",
-        "call_id": "call_Ab3dEf6hIj9kLm2nOp5qRs8t",
+        "call_id": CALL_ID,
         "name": "get_weather",
         "arguments": '{"city":"Paris"}',
         "status": "completed",
@@ -72,48 +115,163 @@ def agents_round_trip() -> list[dict]:
     ]
 
 
-def instructor_reply() -> list[dict]:
-    call = {**TOOL_CALL, "function": {"name": "Weather", "arguments": '{"city":"Paris","summary":"sunny"}'}}
-    return [chat_response(tool_calls=[call])]
+def anthropic_round_trip() -> list[Reply]:
+    use = {"type": "tool_use", "id": "toolu_01Fq8Xn2Lr5Tw9Zc3Vb7Km4H", "name": "get_weather"}
+    use["input"] = {"city": "Paris"}
+    return [
+        anthropic_reply("msg_01Ht7Kq3Wn9Pz2Lc5Xv8Rb4D", [use], "tool_use"),
+        anthropic_reply("msg_01Jv8Lr4Xp0Qa3Md6Yw9Sc5F", [{"type": "text", "text": ANSWER}], "end_turn"),
+    ]
 
 
-SCRIPTS = {
-    "pydantic_ai": (agents_round_trip, ANSWER),  # pydantic-ai's `openai:` models use the Responses API
-    "langchain": (chat_round_trip, ANSWER),
-    "litellm": (chat_round_trip, ANSWER),
-    "openai_agents": (agents_round_trip, ANSWER),
-    "instructor": (instructor_reply, "Paris: sunny"),
+WEATHER_ARGUMENTS = ('{"city":"Paris",', '"summary":"sunny"}')
+
+
+def instructor_reply() -> list[Reply]:
+    arguments = "".join(WEATHER_ARGUMENTS)
+    return [
+        _json(
+            chat_response(tool_calls=[{**TOOL_CALL, "function": {"name": "Weather", "arguments": arguments}}])
+        )
+    ]
+
+
+def instructor_stream() -> list[Reply]:
+    return [scripted.chat_tool_call_stream("Weather", WEATHER_ARGUMENTS, CALL_ID)]
+
+
+# Each scenario's scripted answers from the provider, and the agent's reply.
+SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
+    ("pydantic_ai", "tool"): (responses_round_trip, ANSWER),  # `openai:` models use the Responses API
+    ("pydantic_ai", "stream"): (chat_stream_round_trip, ANSWER),
+    ("langchain", "tool"): (chat_round_trip, ANSWER),
+    ("langchain", "stream"): (chat_stream_round_trip, ANSWER),
+    ("langchain", "responses"): (responses_round_trip, ANSWER),
+    ("langchain", "anthropic"): (anthropic_round_trip, ANSWER),
+    ("openai_agents", "tool"): (responses_round_trip, ANSWER),  # the SDK's default: the Responses API
+    ("openai_agents", "stream"): (chat_stream_round_trip, ANSWER),
+    ("litellm", "tool"): (chat_round_trip, ANSWER),
+    ("litellm", "stream"): (chat_stream_round_trip, ANSWER),
+    ("litellm", "anthropic"): (anthropic_round_trip, ANSWER),
+    ("instructor", "tool"): (instructor_reply, "Paris: sunny"),
+    ("instructor", "stream"): (instructor_stream, "Paris: sunny"),
 }
+AGENT = AGENTS / "frameworks.py"
+
+
+def framework_agents():
+    """tests/agents/frameworks.py as a module (its directory is no package: `agents` is the Agents SDK's)."""
+    spec = importlib.util.spec_from_file_location("framework_agents", AGENT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCENARIOS: dict[str, tuple[str, ...]] = framework_agents().SCENARIOS
+FRAMEWORKS = sorted(SCENARIOS)
+
+
+def replies(framework: str) -> list[Reply]:
+    """What the provider answers a run of the framework's scenarios, in order."""
+    return [reply for scenario in SCENARIOS[framework] for reply in SCRIPTS[framework, scenario][0]()]
+
+
+def output(framework: str) -> list[str]:
+    return [f"{scenario}: {SCRIPTS[framework, scenario][1]}" for scenario in SCENARIOS[framework]]
 
 
 def agent(framework: str, *args: str) -> list[str]:
-    return ["--", sys.executable, str(AGENTS / "frameworks.py"), framework, *args]
+    return ["--", sys.executable, str(AGENT), framework, *args]
 
 
-@pytest.mark.parametrize("framework", sorted(SCRIPTS))
-def test_a_framework_captures_and_replays_strict(framework, fixtures_dir):
-    replies, answer = SCRIPTS[framework]
-    where = ["--name", framework, "--fixtures-dir", str(fixtures_dir)]
-    scripted = [Reply(body=json.dumps(r).encode()) for r in replies()]
-    with FakeUpstream(scripted) as provider:
-        env = clean_env(OPENAI_API_KEY=KEY, ATTEST_OPENAI_UPSTREAM=provider.url, **FRAMEWORK_ENV)
-        captured = run_attest("capture", *where, *agent(framework), env=env, cwd=fixtures_dir.parent)
-    assert captured.returncode == 0, captured.stderr
-    assert captured.stdout.splitlines()[0] == answer
-    assert len(provider.requests) == len(replies())
+def capture(framework: str, directory: Path) -> None:
+    scripted_replies = replies(framework)
+    where = ["--name", framework, "--fixtures-dir", str(directory)]
+    with FakeUpstream(scripted_replies) as provider:
+        env = clean_env(
+            OPENAI_API_KEY=KEY,
+            ANTHROPIC_API_KEY=ANTHROPIC_KEY,
+            ATTEST_OPENAI_UPSTREAM=provider.url,
+            ATTEST_ANTHROPIC_UPSTREAM=provider.url,
+            **FRAMEWORK_ENV,
+        )
+        done = run_attest("capture", *where, *agent(framework), env=env, cwd=directory.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == output(framework)
+    assert len(provider.requests) == len(scripted_replies)
 
-    # No key, the provider gone: the same answer from the recording alone.
+
+@pytest.fixture(scope="session")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A framework's recording, captured the first time a test of this session (or worker) asks for it;
+    a second pytest run started by this one is handed the directory and captures nothing."""
+    given = os.environ.get(FIXTURES_VAR)
+    directory = Path(given) if given else tmp_path_factory.mktemp("frameworks") / "fixtures"
+
+    def recording(framework: str) -> Path:
+        path = directory / f"{framework}.attest.json"
+        if not path.exists():
+            capture(framework, directory)
+        return path
+
+    return recording
+
+
+def replay(path: Path, framework: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`attest replay` of the recording with no key, CI set, and the provider long gone."""
+    where = ["--name", framework, "--fixtures-dir", str(path.parent)]
     env = clean_env(CI="true", **FRAMEWORK_ENV)
-    replayed = run_attest("replay", *where, *agent(framework), env=env, cwd=fixtures_dir.parent)
-    assert replayed.returncode == 0, replayed.stderr
-    calls = len(replies())
-    assert replayed.stdout.splitlines() == [
-        answer,
+    return run_attest("replay", *where, *agent(framework, *args), env=env, cwd=path.parent.parent)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_framework_replays_strict_with_no_key_and_the_provider_gone(framework, captured):
+    path = captured(framework)
+    done = replay(path, framework)
+    assert done.returncode == 0, done.stderr
+    calls = len(replies(framework))
+    assert done.stdout.splitlines() == [
+        *output(framework),
         f"attest replay: {calls} replayed · 0 live model calls · $0.00",
     ]
 
-    changed = run_attest(
-        "replay", *where, *agent(framework, "You are a pirate."), env=env, cwd=fixtures_dir.parent
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_changed_system_prompt_or_tool_misses_naming_it(framework, captured):
+    path = captured(framework)
+    changed = replay(path, framework, "--system", "You are a pirate.")
+    assert changed.returncode == 2, changed.stderr
+    assert "replay miss: system prompt changed (hash " in changed.stderr
+    changed = replay(path, framework, "--tool-description", "The weather in a city, in Celsius.")
+    assert changed.returncode == 2, changed.stderr
+    assert "replay miss: tools changed (hash " in changed.stderr
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_inside_pytest_attest_replay_serves_the_framework(framework, captured, attest_replay, monkeypatch):
+    path = captured(framework)
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in FRAMEWORK_ENV.items():
+        monkeypatch.setenv(var, value)
+    with attest_replay(framework, mode="strict", fixtures_dir=path.parent):
+        assert framework_agents().run(framework) == output(framework)
+
+
+def test_a_second_pytest_run_in_the_other_xdist_mode_replays_them_too(captured):
+    """The other half of "under pytest, with and without xdist": the tests above again, in a second
+    pytest run in the mode this one is not in, reusing this run's recordings."""
+    directory = {captured(framework).parent for framework in FRAMEWORKS}.pop()
+    mode = ["-p", "no:xdist"] if os.environ.get("PYTEST_XDIST_WORKER") else ["-n", "2"]
+    pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *mode]
+    done = subprocess.run(
+        [*pytest_argv, "-k", "inside_pytest", __file__],
+        env=clean_env(**{FIXTURES_VAR: str(directory)}),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert changed.returncode != 0
-    assert "replay miss: system prompt changed" in changed.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(FRAMEWORKS)} passed" in done.stdout.splitlines()[-1]

@@ -1,19 +1,28 @@
 """One small weather agent per framework, written the way each framework's users write it.
 
-    python frameworks.py FRAMEWORK [SYSTEM_PROMPT]
+    python frameworks.py FRAMEWORK [--system PROMPT] [--tool-description TEXT]
 
-Each makes a tool round trip (the model asks for `get_weather`, the tool answers, the model replies)
-and prints the reply. Every client is built from the environment only, as a user's agent is.
+Runs each scenario the framework has, in order, and prints `SCENARIO: REPLY` for each: `tool` (a tool
+round trip: the model asks for `get_weather`, the tool answers, the model replies; on chat completions,
+or on the Responses API where that is the framework's default), `stream` (the same round trip streamed
+on chat completions), `responses` (on the Responses API) and `anthropic` (on Anthropic's Messages API).
+Every client is built from the environment only, as a user's agent is. `--tool-description` changes
+what the agent tells the model about its tool.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
-import sys
+from collections.abc import Callable
+from typing import Any
 
 SYSTEM = "You are a weather assistant."
 QUESTION = "What is the weather in Paris?"
 MODEL = "gpt-4o-mini"
+CLAUDE = "claude-haiku-4-5"
+DESCRIPTION = "The weather in a city."
 
 
 def get_weather(city: str) -> str:
@@ -21,18 +30,29 @@ def get_weather(city: str) -> str:
     return f"Sunny in {city}"
 
 
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "The weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    },
-}
+def weather_tool(description: str) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
 
 
-def chat_loop(ask, system: str) -> str:
-    """A hand-written tool loop over chat-completions-shaped messages (LangChain, LiteLLM users)."""
+def described(description: str) -> Callable[[str], str]:
+    """`get_weather` as the frameworks read it (name, docstring, signature), with this description."""
+    get_weather.__doc__ = description
+    return get_weather
+
+
+def chat_loop(ask: Callable[[list], dict], system: str) -> str:
+    """A hand-written tool loop over chat-completions-shaped messages (LiteLLM users)."""
     messages: list = [{"role": "system", "content": system}, {"role": "user", "content": QUESTION}]
     while True:
         message = ask(messages)
@@ -45,65 +65,147 @@ def chat_loop(ask, system: str) -> str:
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": get_weather(**args)})
 
 
-def pydantic_ai(system: str) -> str:
+# --- pydantic-ai -----------------------------------------------------------------------------------
+
+
+def pydantic_ai(scenario: str, system: str, description: str) -> str:
     from pydantic_ai import Agent
 
-    agent = Agent(f"openai:{MODEL}", system_prompt=system, tools=[get_weather])
+    # `openai:` models use the Responses API; `openai-chat:` chat completions.
+    model = {"tool": f"openai:{MODEL}", "stream": f"openai-chat:{MODEL}"}
+    agent = Agent(model[scenario], system_prompt=system, tools=[described(description)])
+    if scenario == "stream":
+        return agent.run_stream_sync(QUESTION).get_output()
     return agent.run_sync(QUESTION).output
 
 
-def langchain(system: str) -> str:
-    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
-    from langchain_openai import ChatOpenAI
+# --- LangChain -------------------------------------------------------------------------------------
 
-    model = ChatOpenAI(model=MODEL, max_retries=0).bind_tools([get_weather])
+
+def langchain(scenario: str, system: str, description: str) -> str:
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+
+    if scenario == "anthropic":
+        from langchain_anthropic import ChatAnthropic
+
+        chat: Any = ChatAnthropic(model=CLAUDE, max_retries=0)
+    else:
+        from langchain_openai import ChatOpenAI
+
+        chat = ChatOpenAI(model=MODEL, max_retries=0, use_responses_api=scenario == "responses")
+    model = chat.bind_tools([described(description)])
     messages: list = [SystemMessage(system), HumanMessage(QUESTION)]
     while True:
-        reply = model.invoke(messages)
+        if scenario == "stream":
+            reply: Any = None
+            for chunk in model.stream(messages):
+                reply = chunk if reply is None else reply + chunk
+        else:
+            reply = model.invoke(messages)
         if not reply.tool_calls:
-            return str(reply.content)
+            return reply.text
         messages.append(reply)
         for call in reply.tool_calls:
             messages.append(ToolMessage(get_weather(**call["args"]), tool_call_id=call["id"]))
 
 
-def openai_agents(system: str) -> str:
-    from agents import Agent, Runner, function_tool
-
-    agent = Agent(name="weather", instructions=system, model=MODEL, tools=[function_tool(get_weather)])
-    return Runner.run_sync(agent, QUESTION).final_output
+# --- the OpenAI Agents SDK -------------------------------------------------------------------------
 
 
-def litellm(system: str) -> str:
+def openai_agents(scenario: str, system: str, description: str) -> str:
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    tools = [function_tool(described(description))]
+    if scenario == "tool":  # the SDK's default model: the Responses API
+        agent = Agent(name="weather", instructions=system, model=MODEL, tools=tools)
+        return Runner.run_sync(agent, QUESTION).final_output
+    model = OpenAIChatCompletionsModel(model=MODEL, openai_client=AsyncOpenAI(max_retries=0))
+    agent = Agent(name="weather", instructions=system, model=model, tools=tools)
+
+    async def streamed() -> str:
+        result = Runner.run_streamed(agent, QUESTION)
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    return asyncio.run(streamed())
+
+
+# --- LiteLLM ---------------------------------------------------------------------------------------
+
+
+def litellm(scenario: str, system: str, description: str) -> str:
     import litellm as lite
 
+    model = f"anthropic/{CLAUDE}" if scenario == "anthropic" else MODEL
+    tools = [weather_tool(description)]
+
     def ask(messages: list) -> dict:
-        reply = lite.completion(model=MODEL, messages=messages, tools=[WEATHER_TOOL], num_retries=0)
+        if scenario == "stream":
+            chunks = list(
+                lite.completion(model=model, messages=messages, tools=tools, stream=True, num_retries=0)
+            )
+            reply: Any = lite.stream_chunk_builder(chunks, messages=messages)
+        else:
+            reply = lite.completion(model=model, messages=messages, tools=tools, num_retries=0)
         return reply.choices[0].message.model_dump(exclude_none=True)
 
     return chat_loop(ask, system)
 
 
-def instructor(system: str) -> str:
+# --- instructor ------------------------------------------------------------------------------------
+
+
+def instructor(scenario: str, system: str, description: str) -> str:
     import instructor as instr
     import openai
-    from pydantic import BaseModel
+    from pydantic import BaseModel, Field
 
     class Weather(BaseModel):
         city: str
-        summary: str
+        summary: str = Field(description=description)
 
     client = instr.from_openai(openai.OpenAI(max_retries=0))
-    weather = client.chat.completions.create(
-        model=MODEL,
-        response_model=Weather,
-        max_retries=0,
-        messages=[{"role": "system", "content": system}, {"role": "user", "content": QUESTION}],
-    )
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": QUESTION}]
+    if scenario == "stream":
+        partials = client.chat.completions.create_partial(
+            model=MODEL, response_model=Weather, max_retries=0, messages=messages
+        )
+        *_, weather = partials  # each partial fills in more; the last one is whole
+    else:
+        weather = client.chat.completions.create(
+            model=MODEL, response_model=Weather, max_retries=0, messages=messages
+        )
     return f"{weather.city}: {weather.summary}"
 
 
-AGENTS = {f.__name__: f for f in (pydantic_ai, langchain, openai_agents, litellm, instructor)}
+AGENTS: dict[str, Callable[[str, str, str], str]] = {
+    f.__name__: f for f in (pydantic_ai, langchain, openai_agents, litellm, instructor)
+}
+# What each framework is run on, in order. (pydantic-ai's Anthropic model, in the releases instructor's
+# openai pin allows, fails on the installed anthropic SDK before it sends anything.)
+SCENARIOS: dict[str, tuple[str, ...]] = {
+    "pydantic_ai": ("tool", "stream"),
+    "langchain": ("tool", "stream", "responses", "anthropic"),
+    "openai_agents": ("tool", "stream"),
+    "litellm": ("tool", "stream", "anthropic"),
+    "instructor": ("tool", "stream"),
+}
+
+
+def run(framework: str, system: str = SYSTEM, description: str = DESCRIPTION) -> list[str]:
+    """`SCENARIO: REPLY` for each scenario of `framework`, in order."""
+    return [
+        f"{scenario}: {AGENTS[framework](scenario, system, description)}" for scenario in SCENARIOS[framework]
+    ]
+
 
 if __name__ == "__main__":
-    print(AGENTS[sys.argv[1]](sys.argv[2] if len(sys.argv) > 2 else SYSTEM), flush=True)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("framework", choices=sorted(AGENTS))
+    parser.add_argument("--system", default=SYSTEM)
+    parser.add_argument("--tool-description", default=DESCRIPTION)
+    args = parser.parse_args()
+    for line in run(args.framework, args.system, args.tool_description):
+        print(line, flush=True)
