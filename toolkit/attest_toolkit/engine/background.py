@@ -65,6 +65,10 @@ class BackgroundServer:
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         self._thread.start()
         return asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
