@@ -57,7 +57,10 @@ _CANDIDATE = re.compile(
     r"|attest-[0-9]+@example\.com"
     r"|[0-9A-Za-z]{16,}"
 )
-_PREFIXED = re.compile(r"([a-z]+[-_])?\{\{(id|ts|email)_([0-9]+)\}\}")
+# The id prefix in front of a placeholder, looked for in a short window before each one: a regex
+# with an optional `[a-z]+` in front would rescan every run of letters (quadratic on long text).
+_PREFIX_BEFORE = re.compile(r"[a-z]+[-_]$")
+_PREFIX_WINDOW = 64  # longer than any prefix of ID_PREFIXES
 
 
 def _digest_chars(seed: str, alphabet: str, length: int) -> str:
@@ -108,10 +111,13 @@ class Served:
         self.back: dict[str, str] = {}  # tail -> "{{id_3}}"
 
     def learn(self, text: str, provider: str) -> None:
-        for m in _PREFIXED.finditer(text):
-            kind, number = m.group(2), int(m.group(3))
+        if "{{" not in text:
+            return
+        for m in PLACEHOLDER.finditer(text):
+            kind, number = m.group("kind"), int(m.group("number"))
             if (kind, number) not in self._forward:
-                value = served_value(kind, number, m.group(1) or "", provider)
+                before = _PREFIX_BEFORE.search(text, max(0, m.start() - _PREFIX_WINDOW), m.start())
+                value = served_value(kind, number, before.group(0) if before else "", provider)
                 self._forward[kind, number] = value
                 self.back.setdefault(value, f"{{{{{kind}_{number}}}}}")
 
