@@ -9,6 +9,7 @@ import logging
 import socket
 from pathlib import Path
 
+import h11
 import pytest
 import requests
 from attest_toolkit.engine import Engine
@@ -96,3 +97,98 @@ def test_a_connection_that_sends_no_complete_request_is_dropped(fixtures_dir: Pa
         # A client that sends its request in time is still served.
         answer = post(env["OPENAI_BASE_URL"] + "/chat/completions", json.dumps(chat_request()).encode())
     assert answer.json()["choices"][0]["message"]["content"] == "recorded"
+
+
+def _host_port(base_url: str) -> tuple[str, int]:
+    host, port = base_url.removeprefix("http://").split("/", 1)[0].split(":")
+    return host, int(port)
+
+
+def _request(path: str, body: bytes) -> h11.Request:
+    headers = [("host", "engine"), ("content-type", "application/json"), ("content-length", str(len(body)))]
+    return h11.Request(method="POST", target=path, headers=headers)
+
+
+def _exchange(sock: socket.socket, conn: h11.Connection, path: str, body: bytes) -> tuple[int, list[bytes]]:
+    """One request on a kept-alive connection; the status and the body as the chunks that came."""
+    sock.sendall(
+        conn.send(_request(path, body)) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
+    )
+    status, chunks = 0, []
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(sock.recv(1 << 16))
+        elif isinstance(event, h11.Response):
+            status = event.status_code
+        elif isinstance(event, h11.Data):
+            chunks.append(bytes(event.data))
+        elif isinstance(event, h11.EndOfMessage):
+            conn.start_next_cycle()
+            return status, chunks
+
+
+def test_one_connection_serves_hits_misses_and_streams_in_turn(fixtures_dir: Path) -> None:
+    events = [f"data: {json.dumps({'n': i})}\n\n" for i in range(5)] + ["data: [DONE]\n\n"]
+    path = write_fixture(
+        fixtures_dir,
+        "t",
+        [
+            exchange(chat_request("first"), chat_response("one")),
+            sse_exchange(chat_request("streamed", stream=True), events),
+            exchange(chat_request("first"), chat_response("two")),
+        ],
+    )
+    with Engine(clean_env()) as engine:
+        sid, env = engine.open_session([path], "strict")
+        target = env["OPENAI_BASE_URL"].split("/", 3)[3]
+        url = f"/{target}/chat/completions"
+        conn = h11.Connection(h11.CLIENT)
+        with socket.create_connection(_host_port(env["OPENAI_BASE_URL"]), timeout=30) as sock:
+            first = _exchange(sock, conn, url, json.dumps(chat_request("first")).encode())
+            missed = _exchange(sock, conn, url, json.dumps(chat_request("never recorded")).encode())
+            streamed = _exchange(sock, conn, url, json.dumps(chat_request("streamed", stream=True)).encode())
+            again = _exchange(sock, conn, url, json.dumps(chat_request("first")).encode())
+        summary = engine.close_session(sid)
+    assert first[0] == 200 and json.loads(b"".join(first[1]))["choices"][0]["message"]["content"] == "one"
+    assert missed[0] == 400 and b"replay miss" in b"".join(missed[1])
+    assert streamed == (200, [e.encode() for e in events])  # each recorded event its own chunk
+    assert again[0] == 200 and json.loads(b"".join(again[1]))["choices"][0]["message"]["content"] == "two"
+    assert (summary["replayed"], summary["misses"]) == (3, 1)
+
+
+def test_pipelined_requests_are_answered_in_order(fixtures_dir: Path) -> None:
+    path = write_fixture(
+        fixtures_dir,
+        "t",
+        [exchange(chat_request(q), chat_response(a)) for q, a in (("a", "first"), ("b", "second"))],
+    )
+    with Engine(clean_env()) as engine:
+        sid, env = engine.open_session([path], "strict")
+        url = "/" + env["OPENAI_BASE_URL"].split("/", 3)[3] + "/chat/completions"
+        bodies = [json.dumps(chat_request(question)).encode() for question in ("a", "b")]
+        # h11 takes one request per cycle: a connection state for each request, sent in one write.
+        states = [h11.Connection(h11.CLIENT) for _ in bodies]
+        wire = b"".join(
+            c.send(_request(url, body)) + c.send(h11.Data(data=body)) + c.send(h11.EndOfMessage())
+            for c, body in zip(states, bodies, strict=True)
+        )
+        answers: list[str] = []
+        with socket.create_connection(_host_port(env["OPENAI_BASE_URL"]), timeout=30) as sock:
+            sock.sendall(wire)  # both requests before any answer
+            leftover = b""
+            for state in states:
+                if leftover:  # (no bytes would tell h11 the connection closed)
+                    state.receive_data(leftover)
+                body = b""
+                while (event := state.next_event()) is not h11.PAUSED and not isinstance(
+                    event, h11.EndOfMessage
+                ):
+                    if event is h11.NEED_DATA:
+                        state.receive_data(sock.recv(1 << 16))
+                    elif isinstance(event, h11.Data):
+                        body += bytes(event.data)
+                answers.append(json.loads(body)["choices"][0]["message"]["content"])
+                leftover = state.trailing_data[0]
+        summary = engine.close_session(sid)
+    assert answers == ["first", "second"] and summary["replayed"] == 2

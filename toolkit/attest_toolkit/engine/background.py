@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -46,6 +46,18 @@ class RequestDeadline:
         return getattr(self._inner, name)
 
 
+def _with_deadline(factory: Callable[[], Any], seconds: float) -> Callable[[], RequestDeadline]:
+    return lambda: RequestDeadline(factory(), seconds)
+
+
+class Front(Protocol):
+    """A protocol factory in front of aiohttp's (see engine.fastpath), closing its own connections."""
+
+    def __call__(self) -> asyncio.Protocol: ...
+
+    def close(self) -> None: ...
+
+
 class BackgroundServer:
     def __init__(
         self,
@@ -54,8 +66,11 @@ class BackgroundServer:
         shutdown_timeout: float = 60.0,
         auto_decompress: bool = True,
         request_timeout: float | None = None,
+        front: Callable[[Callable[[], Any]], Front] | None = None,
     ) -> None:
         self._build = build
+        self._front = front  # given aiohttp's protocol factory, the one the listener uses instead
+        self._front_made: Front | None = None
         self._shutdown_timeout = shutdown_timeout
         self._auto_decompress = auto_decompress  # False: request bodies stay as sent, for forwarding
         self._request_timeout = request_timeout  # seconds a new connection has to send a request head
@@ -82,15 +97,20 @@ class BackgroundServer:
             auto_decompress=self._auto_decompress,
         )
         await self._runner.setup()
-        if self._request_timeout is None:
+        if self._request_timeout is None and self._front is None:
             site = web.TCPSite(self._runner, host, port, reuse_address=True)
             await site.start()
             sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
         else:
-            server, seconds = self._runner.server, self._request_timeout
+            server = self._runner.server
             assert server is not None
+            factory: Callable[[], Any] = server
+            if self._front is not None:
+                factory = self._front_made = self._front(server)
+            if self._request_timeout is not None:
+                factory = _with_deadline(factory, self._request_timeout)
             self._listener = await asyncio.get_running_loop().create_server(
-                lambda: RequestDeadline(server(), seconds), host, port, reuse_address=True
+                factory, host, port, reuse_address=True
             )
             sock = self._listener.sockets[0]
         self.base_url = f"http://{host}:{sock.getsockname()[1]}"
@@ -100,6 +120,8 @@ class BackgroundServer:
         if self._listener is not None:
             self._listener.close()  # stop accepting; the runner finishes the answers in flight
             self._listener = None
+        if self._front_made is not None:
+            self._front_made.close()  # its connections have no answer in flight: each is one write
         if self._runner is not None:
             await self._runner.cleanup()
 

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from ..errors import AttestError
-from ..normalize import parse_body, request_key
+from ..normalize import RequestKey, parse_body, request_key
 from ..normalize.served import restore, restore_bytes
 from ..provider_env import proxy_env
 from ..secrets import Secrets, environment_secrets
@@ -26,6 +26,7 @@ from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
+from .fastpath import FastConnections
 from .live import KEY_VARS, LiveForwarder, request_content
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
@@ -142,18 +143,39 @@ class ReplayApp:
         path = "/" + request.match_info["tail"]
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
-        # The served ids the agent sends back are matched as the placeholders they stand for.
-        body = parse_body(
-            restore_bytes(request_content(raw, request.headers.get("content-encoding")), session.served),
-            request.headers.get("content-type"),
+        headers = request.headers
+        rk, path = self.key_of(
+            session,
+            provider,
+            request.method,
+            path,
+            request.query_string,
+            raw,
+            headers.get("content-encoding"),
+            headers.get("content-type"),
         )
-        path, query = restore(path, session.served), restore(request.query_string, session.served)
-        rk = request_key(provider, request.method, path, query, body, self.secrets)
         found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts)
         if isinstance(found, Recording):
             session.counters.replayed += 1
             return await serve_recording(request, found)
         return await self.miss(request, session, provider, path, raw, found, rk.model)
+
+    def key_of(
+        self,
+        session: Session,
+        provider: str,
+        method: str,
+        path: str,
+        query: str,
+        raw: bytes,
+        content_encoding: str | None,
+        content_type: str | None,
+    ) -> tuple[RequestKey, str]:
+        """The request's key, and its path as matched (served ids sent back are read as the
+        placeholders they stand for)."""
+        body = parse_body(restore_bytes(request_content(raw, content_encoding), session.served), content_type)
+        path, query = restore(path, session.served), restore(query, session.served)
+        return request_key(provider, method, path, query, body, self.secrets), path
 
     async def miss(
         self,
@@ -199,7 +221,11 @@ class Engine:
         self.env = dict(os.environ if env is None else env)
         self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
         self.server = BackgroundServer(
-            self.app.build, "attest-engine", auto_decompress=False, request_timeout=request_timeout
+            self.app.build,
+            "attest-engine",
+            auto_decompress=False,
+            request_timeout=request_timeout,
+            front=lambda slow: FastConnections(self.app, slow),
         )
 
     @property

@@ -96,6 +96,17 @@ class Session:
         found = self.tools.lookup(call, self.name)
         return self._hinted(found) if isinstance(found, Miss) else found
 
+    def take_hit(self, key: str) -> Recording | None:
+        """The next recording for `key` when it can be served from its prebuilt bytes (consumed, as
+        `lookup` does); None, with nothing changed, for anything else."""
+        positions = self.by_key.get(key)
+        taken = self._taken.get(key, 0)
+        if not positions or taken >= len(positions) or self.recordings[positions[taken]].wire is None:
+            return None
+        self._taken[key] = taken + 1
+        self._used[positions[taken]] = 1
+        return self.recordings[positions[taken]]
+
     def _hinted(self, miss: Miss) -> Miss:
         """A miss whose re-record command names the fixtures directory when it is not the default."""
         loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)

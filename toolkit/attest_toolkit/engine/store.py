@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 
 from .. import fixture as fx
@@ -34,6 +35,9 @@ class Recording:
     body: bytes  # the whole body; for SSE also kept as events
     events: tuple[bytes, ...] | None = None
     parts: tuple[dict, ...] | None = None  # an upload's normalized parts: a miss names the one that changed
+    # The whole HTTP/1.1 answer, built once at load: status line, headers, body (SSE: one chunk per
+    # event). None when a header cannot be sent as is; aiohttp then serves (and refuses) it as before.
+    wire: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def endpoint(self) -> str:
@@ -60,6 +64,26 @@ def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] |
     if "base64" in body:
         return body_bytes(body), None
     return served.serve(body_bytes(body).decode("utf-8")).encode("utf-8"), None
+
+
+def wire_bytes(
+    status: int, headers: tuple[tuple[str, str], ...], body: bytes, events: tuple[bytes, ...] | None
+) -> bytes | None:
+    """The answer as sent on the socket, so serving a hit is one write of bytes built at load."""
+    if any(c in text for h in headers for text in h for c in "\r\n") or not 100 <= status <= 999:
+        return None
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in headers)]
+    if events is None:
+        lines.append(f"Content-Length: {len(body)}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + body
+    # Each recorded event is its own chunk (no re-chunking); an empty one would end the stream early.
+    lines.append("Transfer-Encoding: chunked")
+    chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in events if e]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + b"".join(chunks) + b"0\r\n\r\n"
 
 
 def _learn(items: list[dict]) -> Served:
@@ -90,6 +114,7 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
         for k, v in (response.get("headers") or {}).items()
         if k.lower() not in _HOP_HEADERS
     )
+    status = response["status"]
     return Recording(
         fixture=name,
         provider=item["provider"],
@@ -98,11 +123,12 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
         key=key_of(item["method"].upper(), item["path"], item["hashes"]),
         hashes=item["hashes"],
         model=model if isinstance(model, str) else None,
-        status=response["status"],
+        status=status,
         headers=headers,
         body=body,
         events=events,
         parts=_upload_parts(item, secrets),
+        wire=wire_bytes(status, headers, body, events),
     )
 
 
