@@ -1,11 +1,11 @@
 // Runs test/projects/verdicts with real Vitest and the reporter, and checks what a user would: each
 // test's verdict, the miss messages word for word, and that the attest CLI reads the report as is.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { attest, PACKAGE, REPO } from "./helpers.js";
 
@@ -51,6 +51,8 @@ describe("a project whose tests replay", () => {
     const report = JSON.parse(readFileSync(reportPath, "utf8"));
     rows = Object.fromEntries(report.tests.map((row: Row) => [row.id.slice(FILE.length + 2), row]));
   }, 300_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("passes a test whose requests all matched, with its replay facts", () => {
     expect(rows["replays"]).toMatchObject({
