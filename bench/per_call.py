@@ -293,7 +293,10 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     results = measure(workdir, size)
     fixture = workdir / "fixtures" / "per-call.attest.json"
     try:
-        sep = separation(workdir, Route.of(recordings(fixture)[-1]), fixture, workdir / "vcr" / "stream.yaml")
+        # The first streamed recording: what the engine serves first for the stream request (each
+        # recording has its own served timestamps, so a later one differs in its `created`).
+        first = next(r for r in recordings(fixture) if r.events is not None)
+        sep = separation(workdir, Route.of(first), fixture, workdir / "vcr" / "stream.yaml")
     except ProbeError as exc:
         sep = Separation(f"no ({exc})", "not measured", "not measured", f"no ({exc})", "not measured")
     eng, flo, vcr_ = results["engine"], results["floor"], results["vcrpy"]
