@@ -31,7 +31,7 @@ import aiohttp
 from aiohttp import web
 
 from .engine.background import BackgroundServer
-from .engine.live import KEY_VARS, LiveForwarder, reason_of, request_content
+from .engine.live import LiveForwarder, reason_of, request_content
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
     Fixture,
@@ -47,7 +47,7 @@ from .fixture import (
 from .normalize import Exchange, Templater, parse_body
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
-from .provider_env import proxy_env
+from .provider_env import KEY_VARS, proxy_env
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of

@@ -26,6 +26,8 @@ BASE_URL_VARS: dict[str, tuple[str, ...]] = {
 }
 OTLP_TRACES_VAR = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 ALL_VARS: tuple[str, ...] = (*(v for vs in BASE_URL_VARS.values() for v in vs), OTLP_TRACES_VAR)
+# The variable each provider's SDKs read their key from.
+KEY_VARS: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def proxy_env(prefix: str) -> dict[str, str]:

@@ -18,10 +18,7 @@ from collections.abc import Mapping
 import pytest
 
 from .engine.session import default_mode
-from .provider_env import ALL_VARS
-
-# The variables a run's clients read their key from (engine.live's KEY_VARS, without importing aiohttp).
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+from .provider_env import ALL_VARS, KEY_VARS
 
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all")
 
@@ -60,7 +57,7 @@ def runs_tests(config: pytest.Config) -> bool:
 
 def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
     """Set `env` in this process; what to restore (None: unset) when the run ends."""
-    saved = {k: os.environ.get(k) for k in {*ALL_VARS, *KEY_VARS, *env}}
+    saved = {k: os.environ.get(k) for k in {*ALL_VARS, *KEY_VARS.values(), *env}}
     os.environ.update(env)
     return saved
 

@@ -19,13 +19,13 @@ from aiohttp import web
 
 from .capture import RecordingApp, capture_secrets, conclude, mark_started
 from .engine.background import BackgroundServer
-from .engine.live import KEY_VARS, LiveForwarder
+from .engine.live import LiveForwarder
 from .engine.server import MAX_REQUEST_BYTES, PLACEHOLDER_KEY, miss_response
 from .errors import AttestError
 from .fixture import new_source
 from .partial import ReplayFirst
 from .progress import ProgressLine
-from .provider_env import proxy_env
+from .provider_env import KEY_VARS, proxy_env
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings
 OUTSIDE = (

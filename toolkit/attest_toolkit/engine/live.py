@@ -19,14 +19,13 @@ import aiohttp
 from aiohttp import web
 
 from ..normalize import Exchange, split_sse
-from ..provider_env import user_base_url
+from ..provider_env import KEY_VARS, user_base_url
 from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
 UPSTREAMS = {
     "openai": ("ATTEST_OPENAI_UPSTREAM", "https://api.openai.com"),
     "anthropic": ("ATTEST_ANTHROPIC_UPSTREAM", "https://api.anthropic.com"),
 }
-KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 

@@ -20,14 +20,14 @@ from aiohttp import web
 from ..errors import AttestError
 from ..normalize import RequestKey, parse_body, request_key
 from ..normalize.served import restore, restore_bytes
-from ..provider_env import proxy_env
+from ..provider_env import KEY_VARS, proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
 from .fastpath import FastConnections
-from .live import KEY_VARS, LiveForwarder, request_content
+from .live import LiveForwarder, request_content
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
 
