@@ -20,6 +20,7 @@ CREATED = 1764569740
 ARGUMENTS = '{"a":1231,"b":2331}'
 ANSWER = "1231 * 2331 = 2,869,461."
 PELICAN_ANSWER = "Here are two great names for your pet pelican: Charles and Sammy."
+TOOLU = "toolu_01Fq8Xn2Lr5Tw9Zc3Vb7Km4H"
 
 
 def _data(doc: Any) -> bytes:
@@ -160,13 +161,17 @@ def _anthropic_stream(ident: str, blocks: list[list[bytes]], stop: str) -> Reply
     return Reply(headers={**SSE, **GZIP}, body=gzip.compress(b"".join(events), mtime=0))
 
 
-def _tool_use(index: int, ident: str) -> list[bytes]:
-    block = {"type": "tool_use", "id": ident, "name": "pelican_name_generator", "input": {}}
-    return [
-        _event("content_block_start", {"index": index, "content_block": block}),
-        _event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": ""}}),
-        _event("content_block_stop", {"index": index}),
+def _tool_use(
+    index: int, ident: str, name: str = "pelican_name_generator", pieces: tuple[str, ...] = ("",)
+) -> list[bytes]:
+    """A streamed call of tool `name`, its input JSON in `pieces`."""
+    block = {"type": "tool_use", "id": ident, "name": name, "input": {}}
+    deltas = [
+        _event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})
+        for piece in pieces
     ]  # fmt: skip
+    start = _event("content_block_start", {"index": index, "content_block": block})
+    return [start, *deltas, _event("content_block_stop", {"index": index})]
 
 
 def _text(index: int, text: str) -> list[bytes]:
@@ -180,12 +185,17 @@ def _text(index: int, text: str) -> list[bytes]:
 
 
 def messages_tool_use_stream() -> Reply:
-    blocks = [_tool_use(0, "toolu_01Fq8Xn2Lr5Tw9Zc3Vb7Km4H"), _tool_use(1, "toolu_01Gr9Yp3Ms6Ux0Ad4Wc8Ln5J")]
+    blocks = [_tool_use(0, TOOLU), _tool_use(1, "toolu_01Gr9Yp3Ms6Ux0Ad4Wc8Ln5J")]
     return _anthropic_stream("msg_01Ht7Kq3Wn9Pz2Lc5Xv8Rb4D", blocks, "tool_use")
 
 
-def messages_answer_stream() -> Reply:
-    return _anthropic_stream("msg_01Jv8Lr4Xp0Qa3Md6Yw9Sc5F", [_text(0, PELICAN_ANSWER)], "end_turn")
+def messages_answer_stream(text: str = PELICAN_ANSWER) -> Reply:
+    return _anthropic_stream("msg_01Jv8Lr4Xp0Qa3Md6Yw9Sc5F", [_text(0, text)], "end_turn")
+
+
+def messages_tool_call_stream(name: str, pieces: tuple[str, ...]) -> Reply:
+    """A streamed Anthropic message calling tool `name` once, its input JSON in `pieces`."""
+    return _anthropic_stream("msg_01Ht7Kq3Wn9Pz2Lc5Xv8Rb4D", [_tool_use(0, TOOLU, name, pieces)], "tool_use")
 
 
 def flow_replies() -> list[Reply]:

@@ -124,6 +124,11 @@ def anthropic_round_trip() -> list[Reply]:
     ]
 
 
+def anthropic_stream_round_trip() -> list[Reply]:
+    call = scripted.messages_tool_call_stream("get_weather", ('{"city":', '"Paris"}'))
+    return [call, scripted.messages_answer_stream(ANSWER)]
+
+
 WEATHER_ARGUMENTS = ('{"city":"Paris",', '"summary":"sunny"}')
 
 
@@ -142,8 +147,11 @@ def instructor_stream() -> list[Reply]:
 
 # Each scenario's scripted answers from the provider, and the agent's reply.
 SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
-    ("pydantic_ai", "tool"): (responses_round_trip, ANSWER),  # `openai:` models use the Responses API
+    ("pydantic_ai", "tool"): (chat_round_trip, ANSWER),
     ("pydantic_ai", "stream"): (chat_stream_round_trip, ANSWER),
+    # AnthropicModel streams a `run_sync` request too, when (as here) the agent sets no max_tokens.
+    ("pydantic_ai", "anthropic"): (anthropic_stream_round_trip, ANSWER),
+    ("pydantic_ai", "anthropic_stream"): (anthropic_stream_round_trip, ANSWER),
     ("langchain", "tool"): (chat_round_trip, ANSWER),
     ("langchain", "stream"): (chat_stream_round_trip, ANSWER),
     ("langchain", "responses"): (responses_round_trip, ANSWER),
@@ -237,15 +245,24 @@ def test_a_framework_replays_strict_with_no_key_and_the_provider_gone(framework,
     ]
 
 
+def miss_probes(framework: str) -> list[str]:
+    """The scenarios a changed prompt or tool is tried on: the first, and the first on Anthropic's
+    Messages API (whose system prompt and tools are shaped apart from OpenAI's) if there is one."""
+    first, *rest = SCENARIOS[framework]
+    return [first, *[scenario for scenario in rest if scenario.startswith("anthropic")][:1]]
+
+
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_changed_system_prompt_or_tool_misses_naming_it(framework, captured):
     path = captured(framework)
-    changed = replay(path, framework, "--system", "You are a pirate.")
-    assert changed.returncode == 2, changed.stderr
-    assert "replay miss: system prompt changed (hash " in changed.stderr
-    changed = replay(path, framework, "--tool-description", "The weather in a city, in Celsius.")
-    assert changed.returncode == 2, changed.stderr
-    assert "replay miss: tools changed (hash " in changed.stderr
+    for scenario in miss_probes(framework):
+        changed = replay(path, framework, "--scenario", scenario, "--system", "You are a pirate.")
+        assert changed.returncode == 2, (scenario, changed.stderr)
+        assert "replay miss: system prompt changed (hash " in changed.stderr, scenario
+        description = "The weather in a city, in Celsius."
+        changed = replay(path, framework, "--scenario", scenario, "--tool-description", description)
+        assert changed.returncode == 2, (scenario, changed.stderr)
+        assert "replay miss: tools changed (hash " in changed.stderr, scenario
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

@@ -1,13 +1,14 @@
 """One small weather agent per framework, written the way each framework's users write it.
 
-    python frameworks.py FRAMEWORK [--system PROMPT] [--tool-description TEXT]
+    python frameworks.py FRAMEWORK [--scenario NAME] [--system PROMPT] [--tool-description TEXT]
 
 Runs each scenario the framework has, in order, and prints `SCENARIO: REPLY` for each: `tool` (a tool
 round trip: the model asks for `get_weather`, the tool answers, the model replies; on chat completions,
 or on the Responses API where that is the framework's default), `stream` (the same round trip streamed
-on chat completions), `responses` (on the Responses API) and `anthropic` (on Anthropic's Messages API).
-Every client is built from the environment only, as a user's agent is. `--tool-description` changes
-what the agent tells the model about its tool.
+on chat completions), `responses` (on the Responses API), `anthropic` (on Anthropic's Messages API)
+and `anthropic_stream` (the same round trip streamed there).
+Every client is built from the environment only, as a user's agent is. `--scenario` runs that one only;
+`--tool-description` changes what the agent tells the model about its tool.
 """
 
 from __future__ import annotations
@@ -71,10 +72,10 @@ def chat_loop(ask: Callable[[list], dict], system: str) -> str:
 def pydantic_ai(scenario: str, system: str, description: str) -> str:
     from pydantic_ai import Agent
 
-    # `openai:` models use the Responses API; `openai-chat:` chat completions.
-    model = {"tool": f"openai:{MODEL}", "stream": f"openai-chat:{MODEL}"}
-    agent = Agent(model[scenario], system_prompt=system, tools=[described(description)])
-    if scenario == "stream":
+    # `openai-chat:` models use chat completions; `anthropic:` ones an AnthropicModel on the Messages API.
+    model = f"anthropic:{CLAUDE}" if scenario.startswith("anthropic") else f"openai-chat:{MODEL}"
+    agent = Agent(model, system_prompt=system, tools=[described(description)])
+    if scenario.endswith("stream"):
         return agent.run_stream_sync(QUESTION).get_output()
     return agent.run_sync(QUESTION).output
 
@@ -183,10 +184,10 @@ def instructor(scenario: str, system: str, description: str) -> str:
 AGENTS: dict[str, Callable[[str, str, str], str]] = {
     f.__name__: f for f in (pydantic_ai, langchain, openai_agents, litellm, instructor)
 }
-# What each framework is run on, in order. (pydantic-ai's Anthropic model, in the releases instructor's
-# openai pin allows, fails on the installed anthropic SDK before it sends anything.)
+# What each framework is run on, in order. (Not pydantic-ai's Responses model, `openai:`: the releases
+# whose Anthropic model works on anthropic 2.x need a newer openai SDK for it than instructor allows.)
 SCENARIOS: dict[str, tuple[str, ...]] = {
-    "pydantic_ai": ("tool", "stream"),
+    "pydantic_ai": ("tool", "stream", "anthropic", "anthropic_stream"),
     "langchain": ("tool", "stream", "responses", "anthropic"),
     "openai_agents": ("tool", "stream"),
     "litellm": ("tool", "stream", "anthropic"),
@@ -194,18 +195,20 @@ SCENARIOS: dict[str, tuple[str, ...]] = {
 }
 
 
-def run(framework: str, system: str = SYSTEM, description: str = DESCRIPTION) -> list[str]:
-    """`SCENARIO: REPLY` for each scenario of `framework`, in order."""
-    return [
-        f"{scenario}: {AGENTS[framework](scenario, system, description)}" for scenario in SCENARIOS[framework]
-    ]
+def run(
+    framework: str, system: str = SYSTEM, description: str = DESCRIPTION, only: str | None = None
+) -> list[str]:
+    """`SCENARIO: REPLY` for each scenario of `framework` (or scenario `only`), in order."""
+    scenarios = [only] if only else SCENARIOS[framework]
+    return [f"{scenario}: {AGENTS[framework](scenario, system, description)}" for scenario in scenarios]
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("framework", choices=sorted(AGENTS))
+    parser.add_argument("--scenario", choices=sorted({s for names in SCENARIOS.values() for s in names}))
     parser.add_argument("--system", default=SYSTEM)
     parser.add_argument("--tool-description", default=DESCRIPTION)
     args = parser.parse_args()
-    for line in run(args.framework, args.system, args.tool_description):
+    for line in run(args.framework, args.system, args.tool_description, args.scenario):
         print(line, flush=True)
