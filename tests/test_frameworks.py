@@ -6,6 +6,10 @@ A changed system prompt and a changed tool each miss naming their component. Ins
 `attest_replay` fixture serves the same recordings to the frameworks in the test's own process, and a
 second pytest run checks that with xdist when this one runs without it, and the other way round.
 
+instructor's agent runs with the python of its own virtualenv (`.venv-instructor`, built by `make`):
+instructor pins jiter below what current openai SDKs need, so it cannot share the project's. Capture
+and replay stay this virtualenv's `attest`, and inside pytest its agent runs as a child of the test.
+
 Each recording is captured once per test session (once per xdist worker) and shared by its tests.
 """
 
@@ -149,6 +153,7 @@ def instructor_stream() -> list[Reply]:
 SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
     ("pydantic_ai", "tool"): (chat_round_trip, ANSWER),
     ("pydantic_ai", "stream"): (chat_stream_round_trip, ANSWER),
+    ("pydantic_ai", "responses"): (responses_round_trip, ANSWER),  # `openai:` models use the Responses API
     # AnthropicModel streams a `run_sync` request too, when (as here) the agent sets no max_tokens.
     ("pydantic_ai", "anthropic"): (anthropic_stream_round_trip, ANSWER),
     ("pydantic_ai", "anthropic_stream"): (anthropic_stream_round_trip, ANSWER),
@@ -165,6 +170,9 @@ SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
     ("instructor", "stream"): (instructor_stream, "Paris: sunny"),
 }
 AGENT = AGENTS / "frameworks.py"
+# The Makefile's virtualenv for instructor, and the file its target makes last.
+INSTRUCTOR_VENV = REPO / ".venv-instructor"
+INSTRUCTOR_BUILT = INSTRUCTOR_VENV / "bin" / "instructor"
 
 
 def framework_agents():
@@ -189,8 +197,21 @@ def output(framework: str) -> list[str]:
     return [f"{scenario}: {SCRIPTS[framework, scenario][1]}" for scenario in SCENARIOS[framework]]
 
 
+def python_for(framework: str) -> str:
+    """The python the framework's agent runs with: instructor's own virtualenv's, or this one."""
+    if framework != "instructor":
+        return sys.executable
+    if not INSTRUCTOR_BUILT.exists():
+        pytest.fail(
+            f"instructor's virtualenv {INSTRUCTOR_VENV.name}/ is not built: run `make test`, or "
+            f"`make {INSTRUCTOR_BUILT.relative_to(REPO)}` (CI's .ci/run builds it)",
+            pytrace=False,
+        )
+    return str(INSTRUCTOR_VENV / "bin" / "python")
+
+
 def agent(framework: str, *args: str) -> list[str]:
-    return ["--", sys.executable, str(AGENT), framework, *args]
+    return ["--", python_for(framework), str(AGENT), framework, *args]
 
 
 def capture(framework: str, directory: Path) -> None:
@@ -273,7 +294,19 @@ def test_inside_pytest_attest_replay_serves_the_framework(framework, captured, a
     for var, value in FRAMEWORK_ENV.items():
         monkeypatch.setenv(var, value)
     with attest_replay(framework, mode="strict", fixtures_dir=path.parent):
-        assert framework_agents().run(framework) == output(framework)
+        assert run_here(framework) == output(framework)
+
+
+def run_here(framework: str) -> list[str]:
+    """The framework's agent in this process, or, for instructor, in a child process of its virtualenv
+    that inherits the environment `attest_replay` set."""
+    if python_for(framework) == sys.executable:
+        return framework_agents().run(framework)
+    done = subprocess.run(
+        [python_for(framework), str(AGENT), framework], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
 
 
 def test_a_second_pytest_run_in_the_other_xdist_mode_replays_them_too(captured):

@@ -72,8 +72,12 @@ def chat_loop(ask: Callable[[list], dict], system: str) -> str:
 def pydantic_ai(scenario: str, system: str, description: str) -> str:
     from pydantic_ai import Agent
 
-    # `openai-chat:` models use chat completions; `anthropic:` ones an AnthropicModel on the Messages API.
-    model = f"anthropic:{CLAUDE}" if scenario.startswith("anthropic") else f"openai-chat:{MODEL}"
+    # `openai-chat:` models use chat completions, `openai:` ones the Responses API, `anthropic:` ones an
+    # AnthropicModel on the Messages API.
+    if scenario.startswith("anthropic"):
+        model = f"anthropic:{CLAUDE}"
+    else:
+        model = f"openai:{MODEL}" if scenario == "responses" else f"openai-chat:{MODEL}"
     agent = Agent(model, system_prompt=system, tools=[described(description)])
     if scenario.endswith("stream"):
         return agent.run_stream_sync(QUESTION).get_output()
@@ -184,10 +188,10 @@ def instructor(scenario: str, system: str, description: str) -> str:
 AGENTS: dict[str, Callable[[str, str, str], str]] = {
     f.__name__: f for f in (pydantic_ai, langchain, openai_agents, litellm, instructor)
 }
-# What each framework is run on, in order. (Not pydantic-ai's Responses model, `openai:`: the releases
-# whose Anthropic model works on anthropic 2.x need a newer openai SDK for it than instructor allows.)
+# What each framework is run on, in order. instructor runs in a virtualenv of its own (see the README's
+# "Your framework"), so this script imports each framework only inside its own function.
 SCENARIOS: dict[str, tuple[str, ...]] = {
-    "pydantic_ai": ("tool", "stream", "anthropic", "anthropic_stream"),
+    "pydantic_ai": ("tool", "stream", "responses", "anthropic", "anthropic_stream"),
     "langchain": ("tool", "stream", "responses", "anthropic"),
     "openai_agents": ("tool", "stream"),
     "litellm": ("tool", "stream", "anthropic"),
