@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 import yaml
-from attest_toolkit.fixture import find_credential
+from attest_toolkit.fixture import _first_credential, find_credential
 from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
 from attest_toolkit.normalize.streams import find_streamed_secret
 from attest_toolkit.secret_names import is_secret_key, is_secret_param
@@ -474,3 +474,45 @@ def test_names_are_judged_by_their_words() -> None:
     assert all(
         is_secret_param(n) for n in ("sessionid", "session_id", "sig", "X-Amz-Signature", "key", "auth")
     )
+
+
+# The read-time scan and the request key first look at all of a document's strings joined; only a
+# document where that finds something is scanned string by string. Both must agree on every document.
+FRAGMENTS = st.sampled_from(
+    [
+        "Bearer",
+        "bearer ",
+        "api-key:",
+        "sessionid=",
+        "https://user:",
+        "@host/db",
+        "?sig=",
+        '{"password": ',
+        'Content-Disposition: form-data; name="api_key"\r\n\r\n',
+        "aws_secret_access_key = ",
+        "the key point: ",
+        '{"db_password": "my old dog"}',  # only the rule for JSON written in a string sees this one
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(found=secrets_in_context(), data=st.data())
+def test_the_joined_scan_and_the_string_by_string_scan_agree(found, data) -> None:
+    _secret, written, env = found
+    secrets = Secrets.of(env)
+    texts = data.draw(st.lists(st.one_of(WORDS, FRAGMENTS, st.sampled_from(ORDINARY[:10])), max_size=6))
+    if data.draw(st.booleans()):  # the secret in one string, or cut across two neighbouring ones
+        cut = data.draw(st.integers(0, len(written)))
+        at = data.draw(st.integers(0, len(texts)))
+        texts[at:at] = [written[:cut], written[cut:]] if data.draw(st.booleans()) else [written]
+    names = st.sampled_from(["note", "x-api-key", "authorization", "model"])
+    last = texts[-1] if texts else ""
+    doc = {
+        "messages": [{"role": "user", "content": t} for t in texts],
+        "headers": {data.draw(names): last},
+        "form": [{"name": data.draw(names), "value": last}],
+    }
+    assert find_credential(doc, secrets) == _first_credential(doc, secrets)
+    if secrets.none_in(texts):  # a request key then skips redaction: there must be nothing to redact
+        assert [secrets.redact(t) for t in texts] == texts

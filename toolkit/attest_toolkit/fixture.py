@@ -116,6 +116,39 @@ def dumps(doc: Fixture) -> str:
 
 def find_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
     """(JSON pointer, kind) of the first credential in `doc`, or None. Never the value itself."""
+    if _plainly_clean(doc, secrets):
+        return None
+    return _first_credential(doc, secrets)
+
+
+def _plainly_clean(doc: Any, secrets: Secrets) -> bool:
+    """True when no credential can be in `doc`: no secret-named value, nothing in a stream or a base64
+    body, and nothing in its strings scanned together (`Secrets.none_in`); else the exact walk says
+    where."""
+    strings: list[str] = []
+    stack: list[Any] = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            if named_secret(node) or (
+                ("sse" in node or "base64" in node) and _body_credential(node, [], secrets)
+            ):
+                return False
+            for key, value in node.items():
+                if not isinstance(value, str):
+                    stack.append(value)
+                elif value and value != REDACTED and is_secret_key(key):
+                    return False
+                else:
+                    strings.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return secrets.none_in(strings)
+
+
+def _first_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
     stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
     while stack:
         node, where = stack.pop()

@@ -23,7 +23,7 @@ from . import report as reports
 from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
-from .fixture import fixture_path
+from .fixture import DEFAULT_DIR, fixture_path
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
@@ -201,6 +201,7 @@ class AttestPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.rootpath = Path(config.rootpath)
+        self.resolved_root = self.rootpath.resolve()
         self.mode = config.getoption("attest_replay") or os.environ.get("ATTEST_REPLAY") or default_mode()
         if self.mode not in MODES:
             raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
@@ -234,6 +235,17 @@ class AttestPlugin:
         if engine is None:
             engine = self.engines[engine_path] = EngineProcess(engine_path)
         return engine
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the engine while pytest collects when the project has fixtures: its start (mostly
+        importing the HTTP server) then costs the run nothing. It idles if no collected test replays."""
+        if (
+            self.mode != "off"
+            and not self.config.option.collectonly
+            and record.runs_tests(self.config)
+            and (self.rootpath / DEFAULT_DIR).is_dir()
+        ):
+            self.engine(None)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start the engine now if a collected test replays, so its start overlaps the first setups."""
@@ -275,7 +287,7 @@ class AttestPlugin:
 
     def relative(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.rootpath.resolve()).as_posix()
+            return path.resolve().relative_to(self.resolved_root).as_posix()
         except ValueError:
             return path.as_posix()
 
@@ -320,7 +332,8 @@ class AttestPlugin:
         facts = self.facts(replays, call)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
-        self.write_recordings(item, report)
+        if item.stash.get(RECORDINGS, None):
+            self.write_recordings(item, report)
 
     def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
@@ -376,7 +389,7 @@ class AttestPlugin:
             if "site-packages" in path.parts or not path.is_absolute():
                 continue
             try:
-                rel = path.resolve().relative_to(self.rootpath.resolve())
+                rel = path.resolve().relative_to(self.resolved_root)
             except ValueError:
                 continue
             return {"file": rel.as_posix(), "line": entry.lineno + 1}

@@ -137,7 +137,7 @@ def context_spans(text: str) -> list[Span]:
         if rule[1](text, lowered):
             found.extend(_rule_spans(text, lowered, rule))
     if text.lstrip()[:1] in ("{", "[") and _has_name_word(lowered):
-        found.extend(_json_in_text_spans(text))
+        found.extend(json_in_text_spans(text))
     return found
 
 
@@ -177,7 +177,7 @@ def _parse_json_text(text: str) -> Any:
         return None
 
 
-def _json_in_text_spans(text: str) -> list[Span]:
+def json_in_text_spans(text: str) -> list[Span]:
     """Secret-keyed values of JSON written inside `text`, found with the same rule as JSON bodies."""
     parsed = _parse_json_text(text)
     if parsed is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .secret_context import REDACTED, Span, context_spans, mixed_case_and_digits
+from .secret_context import REDACTED, Span, context_spans, json_in_text_spans, mixed_case_and_digits
 from .secret_names import is_secret_env_name
 
 # (label, pattern). Labels name the kind of secret in errors; the value itself is never shown.
@@ -98,6 +98,9 @@ def _merged(spans: list[Span]) -> list[Span]:
     return out
 
 
+_JSON_STARTS = ("{", "[")
+
+
 @dataclass(frozen=True)
 class Secrets:
     """The secrets to look for beyond the fixed shapes: values from `.env` and the environment."""
@@ -123,6 +126,21 @@ class Secrets:
                 found.extend((m.start(), m.end(), "value from .env") for m in self._pattern.finditer(text))
         found.extend(context_spans(text))
         return _merged(found) if found else found
+
+    def none_in(self, texts: list[str]) -> bool:
+        """True when no text of `texts` holds a secret, decided with one scan of them all joined.
+
+        Scanning each string on its own is most of reading a fixture and of keying a request. Joined by
+        newlines, a string's secret is still found: every shape and every rule but the multipart one
+        stops at a line end, and a match inside one string is a match in the joined text. The joined
+        text can only add matches across strings (then the caller looks string by string), as do
+        multipart text and JSON written in a string, whose rule looks at the string's first character."""
+        joined = "\n".join(texts)
+        if "disposition" in joined.lower():
+            return False
+        if any(json_in_text_spans(t) for t in texts if t[:1] in _JSON_STARTS or t[:1].isspace()):
+            return False
+        return not self.spans(joined)
 
     def find(self, text: str) -> str | None:
         """The label of the first secret in `text`, or None."""

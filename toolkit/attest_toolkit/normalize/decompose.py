@@ -19,7 +19,7 @@ from ..secrets import Secrets
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
 from .volatile import Numbering
-from .walk import Walker
+from .walk import Walker, texts_of
 
 COMPONENTS: tuple[str, ...] = ("system", "messages", "tools", "params", "model")
 SYSTEM_ROLES = ("system", "developer")
@@ -152,7 +152,7 @@ def _query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
     return sorted([name, value] for name, value in pairs if name not in _TRANSPORT_PARAMS)
 
 
-def _normalize(component: str, value: Any, secrets: Secrets) -> Any:
+def _normalize(component: str, value: Any, secrets: Secrets, redacting: bool) -> Any:
     numbering = Numbering(renumber=True)
     if component in ("system", "messages"):
 
@@ -162,7 +162,7 @@ def _normalize(component: str, value: Any, secrets: Secrets) -> Any:
     else:
         on_text = numbering.apply
     # Tool results travel in the messages, or in params for endpoints not decomposed (count_tokens).
-    return Walker(secrets, on_text).walk(value, tool_results=component in ("messages", "params"))
+    return Walker(secrets, on_text, redacting).walk(value, tool_results=component in ("messages", "params"))
 
 
 def describe_components(
@@ -171,7 +171,9 @@ def describe_components(
     """The normalized value of each component, exactly what `request_key` hashes (for diffs and tests)."""
     del provider, method  # the decomposition follows the path: one proxy serves every provider's paths
     parts = decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
-    return {name: _normalize(name, parts[name], secrets) for name in COMPONENTS}
+    # One scan of the whole request spares one per string: most requests hold no secret at all.
+    redacting = not secrets.none_in(texts_of([parts[name] for name in COMPONENTS]))
+    return {name: _normalize(name, parts[name], secrets, redacting) for name in COMPONENTS}
 
 
 def canonical_hash(value: Any) -> str:

@@ -7,7 +7,6 @@ a live request whatever order the client wrote its keys in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from ..secret_names import is_secret_key
@@ -21,14 +20,28 @@ TOOL_RESULT_TYPES = {
 }
 TOOL_RESULT_ROLES = ("tool", "function")
 
-_secret_key = lru_cache(maxsize=4096)(is_secret_key)
-
 
 def named_secret(node: dict[str, Any]) -> bool:
     """A `{"name": "api_key", "value": ...}` pair (a multipart form field, a header list entry): its
     value is a credential when its name is."""
     name = node.get("name")
-    return isinstance(name, str) and "value" in node and _secret_key(name)
+    return isinstance(name, str) and "value" in node and is_secret_key(name)
+
+
+def texts_of(value: Any) -> list[str]:
+    """Every string and every key in `value`: what a walk would redact."""
+    texts: list[str] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
+            texts.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return texts
 
 
 def literal_key(node: dict[str, Any]) -> str | None:
@@ -48,11 +61,14 @@ class Walker:
     neutralized, so a volatile value inside one must match the recording exactly.
     """
 
-    __slots__ = ("_keys", "on_text", "secrets")
+    __slots__ = ("_keys", "on_text", "redacting", "secrets")
 
-    def __init__(self, secrets: Secrets, on_text: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self, secrets: Secrets, on_text: Callable[[str], str] | None = None, redacting: bool = True
+    ) -> None:
         self.secrets = secrets
         self.on_text = on_text
+        self.redacting = redacting  # False: the caller found no secret in any string or key of the value
         self._keys: dict[str, str] = {}  # keys repeat in every message: redact each once
 
     def _key(self, key: str) -> str:
@@ -62,7 +78,7 @@ class Walker:
         return found
 
     def redact(self, text: str) -> str:
-        return self.secrets.redact(text)
+        return self.secrets.redact(text) if self.redacting else text
 
     def text(self, text: str) -> str:
         text = self.redact(text)
@@ -90,7 +106,7 @@ class Walker:
         for key in sorted(node):
             value = node[key]
             name = self._key(key)
-            if isinstance(value, str) and value and (_secret_key(key) or (named and key == "value")):
+            if isinstance(value, str) and value and (is_secret_key(key) or (named and key == "value")):
                 out[name] = REDACTED
             else:
                 out[name] = self.walk(
