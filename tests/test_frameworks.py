@@ -97,15 +97,18 @@ def chat_stream_round_trip() -> list[Reply]:
     return [call, scripted.chat_text_stream(ANSWER)]
 
 
+FIRST_RESPONSE = "resp_" + "0c7a" * 12 + "7d"
+
+
+def function_call(name: str, arguments: str) -> dict:
+    """A Responses API call of tool `name`."""
+    ident = "fc_" + "0a5e" * 12 + "9f"
+    call = {"type": "function_call", "id": ident, "call_id": CALL_ID, "name": name, "arguments": arguments}
+    return {**call, "status": "completed"}
+
+
 def responses_round_trip() -> list[Reply]:
-    call = {
-        "type": "function_call",
-        "id": "fc_" + "0a5e" * 12 + "9f",
-        "call_id": CALL_ID,
-        "name": "get_weather",
-        "arguments": '{"city":"Paris"}',
-        "status": "completed",
-    }
+    call = function_call("get_weather", '{"city":"Paris"}')
     message = {
         "type": "message",
         "id": "msg_" + "0b6f" * 12 + "8e",
@@ -114,16 +117,20 @@ def responses_round_trip() -> list[Reply]:
         "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
     }
     return [
-        responses_reply("resp_" + "0c7a" * 12 + "7d", [call]),
+        responses_reply(FIRST_RESPONSE, [call]),
         responses_reply("resp_" + "0d8b" * 12 + "6c", [message]),
     ]
 
 
+def tool_use(name: str, arguments: dict) -> Reply:
+    """An Anthropic message calling tool `name`."""
+    use = {"type": "tool_use", "id": scripted.TOOLU, "name": name, "input": arguments}
+    return anthropic_reply("msg_01Ht7Kq3Wn9Pz2Lc5Xv8Rb4D", [use], "tool_use")
+
+
 def anthropic_round_trip() -> list[Reply]:
-    use = {"type": "tool_use", "id": "toolu_01Fq8Xn2Lr5Tw9Zc3Vb7Km4H", "name": "get_weather"}
-    use["input"] = {"city": "Paris"}
     return [
-        anthropic_reply("msg_01Ht7Kq3Wn9Pz2Lc5Xv8Rb4D", [use], "tool_use"),
+        tool_use("get_weather", {"city": "Paris"}),
         anthropic_reply("msg_01Jv8Lr4Xp0Qa3Md6Yw9Sc5F", [{"type": "text", "text": ANSWER}], "end_turn"),
     ]
 
@@ -149,6 +156,14 @@ def instructor_stream() -> list[Reply]:
     return [scripted.chat_tool_call_stream("Weather", WEATHER_ARGUMENTS, CALL_ID)]
 
 
+def instructor_responses() -> list[Reply]:
+    return [responses_reply(FIRST_RESPONSE, [function_call("Weather", "".join(WEATHER_ARGUMENTS))])]
+
+
+def instructor_anthropic() -> list[Reply]:
+    return [tool_use("Weather", json.loads("".join(WEATHER_ARGUMENTS)))]
+
+
 # Each scenario's scripted answers from the provider, and the agent's reply.
 SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
     ("pydantic_ai", "tool"): (chat_round_trip, ANSWER),
@@ -163,11 +178,15 @@ SCRIPTS: dict[tuple[str, str], tuple[Callable[[], list[Reply]], str]] = {
     ("langchain", "anthropic"): (anthropic_round_trip, ANSWER),
     ("openai_agents", "tool"): (responses_round_trip, ANSWER),  # the SDK's default: the Responses API
     ("openai_agents", "stream"): (chat_stream_round_trip, ANSWER),
+    ("openai_agents", "anthropic"): (anthropic_round_trip, ANSWER),  # through its LiteLLM model
     ("litellm", "tool"): (chat_round_trip, ANSWER),
     ("litellm", "stream"): (chat_stream_round_trip, ANSWER),
+    ("litellm", "responses"): (responses_round_trip, ANSWER),
     ("litellm", "anthropic"): (anthropic_round_trip, ANSWER),
     ("instructor", "tool"): (instructor_reply, "Paris: sunny"),
     ("instructor", "stream"): (instructor_stream, "Paris: sunny"),
+    ("instructor", "responses"): (instructor_responses, "Paris: sunny"),
+    ("instructor", "anthropic"): (instructor_anthropic, "Paris: sunny"),
 }
 AGENT = AGENTS / "frameworks.py"
 # The Makefile's virtualenv for instructor, and the file its target makes last.

@@ -66,6 +66,28 @@ def chat_loop(ask: Callable[[list], dict], system: str) -> str:
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": get_weather(**args)})
 
 
+def responses_loop(ask: Callable[[list], Any]) -> str:
+    """A hand-written tool loop over Responses API items (LiteLLM users): each function call goes back
+    with its output, as the Responses API asks when no previous response id is passed."""
+    items: list = [{"role": "user", "content": QUESTION}]
+    while True:
+        response = ask(items)
+        calls = [item for item in response.output if item.type == "function_call"]
+        if not calls:
+            return response.output_text
+        for call in calls:
+            output = get_weather(**json.loads(call.arguments))
+            items += [
+                {
+                    "type": "function_call",
+                    "call_id": call.call_id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                },
+                {"type": "function_call_output", "call_id": call.call_id, "output": output},
+            ]
+
+
 # --- pydantic-ai -----------------------------------------------------------------------------------
 
 
@@ -122,8 +144,15 @@ def openai_agents(scenario: str, system: str, description: str) -> str:
     from openai import AsyncOpenAI
 
     tools = [function_tool(described(description))]
-    if scenario == "tool":  # the SDK's default model: the Responses API
-        agent = Agent(name="weather", instructions=system, model=MODEL, tools=tools)
+    if scenario in ("tool", "anthropic"):
+        # The SDK's default model is on the Responses API; other providers' models go through LiteLLM.
+        if scenario == "anthropic":
+            from agents.extensions.models.litellm_model import LitellmModel
+
+            chosen: Any = LitellmModel(model=f"anthropic/{CLAUDE}")
+        else:
+            chosen = MODEL
+        agent = Agent(name="weather", instructions=system, model=chosen, tools=tools)
         return Runner.run_sync(agent, QUESTION).final_output
     model = OpenAIChatCompletionsModel(model=MODEL, openai_client=AsyncOpenAI(max_retries=0))
     agent = Agent(name="weather", instructions=system, model=model, tools=tools)
@@ -144,6 +173,13 @@ def litellm(scenario: str, system: str, description: str) -> str:
     import litellm as lite
 
     model = f"anthropic/{CLAUDE}" if scenario == "anthropic" else MODEL
+    if scenario == "responses":
+        flat = [{"type": "function", **weather_tool(description)["function"]}]  # the Responses API shape
+
+        def respond(items: list) -> Any:
+            return lite.responses(model=model, input=items, instructions=system, tools=flat, num_retries=0)
+
+        return responses_loop(respond)
     tools = [weather_tool(description)]
 
     def ask(messages: list) -> dict:
@@ -171,17 +207,23 @@ def instructor(scenario: str, system: str, description: str) -> str:
         city: str
         summary: str = Field(description=description)
 
-    client = instr.from_openai(openai.OpenAI(max_retries=0))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": QUESTION}]
-    if scenario == "stream":
-        partials = client.chat.completions.create_partial(
-            model=MODEL, response_model=Weather, max_retries=0, messages=messages
-        )
+    asked = {"response_model": Weather, "max_retries": 0}
+    if scenario == "anthropic":
+        import anthropic
+
+        claude = instr.from_anthropic(anthropic.Anthropic(max_retries=0))
+        weather = claude.messages.create(model=CLAUDE, max_tokens=1024, messages=messages, **asked)
+    elif scenario == "responses":
+        client = instr.from_openai(openai.OpenAI(max_retries=0), mode=instr.Mode.RESPONSES_TOOLS)
+        weather = client.responses.create(model=MODEL, input=messages, **asked)
+    elif scenario == "stream":
+        client = instr.from_openai(openai.OpenAI(max_retries=0))
+        partials = client.chat.completions.create_partial(model=MODEL, messages=messages, **asked)
         *_, weather = partials  # each partial fills in more; the last one is whole
     else:
-        weather = client.chat.completions.create(
-            model=MODEL, response_model=Weather, max_retries=0, messages=messages
-        )
+        client = instr.from_openai(openai.OpenAI(max_retries=0))
+        weather = client.chat.completions.create(model=MODEL, messages=messages, **asked)
     return f"{weather.city}: {weather.summary}"
 
 
@@ -193,9 +235,9 @@ AGENTS: dict[str, Callable[[str, str, str], str]] = {
 SCENARIOS: dict[str, tuple[str, ...]] = {
     "pydantic_ai": ("tool", "stream", "responses", "anthropic", "anthropic_stream"),
     "langchain": ("tool", "stream", "responses", "anthropic"),
-    "openai_agents": ("tool", "stream"),
-    "litellm": ("tool", "stream", "anthropic"),
-    "instructor": ("tool", "stream"),
+    "openai_agents": ("tool", "stream", "anthropic"),
+    "litellm": ("tool", "stream", "responses", "anthropic"),
+    "instructor": ("tool", "stream", "responses", "anthropic"),
 }
 
 
