@@ -228,7 +228,7 @@ def replay_costs(projects: dict[str, Path], tests: int) -> dict[str, float]:
     stubs = projects["floor"] / "tests" / "stubs"
     answer = "It is sunny, 21 C, in city {}."
     recorder = vcr.VCR(record_mode="none")
-    engine = EngineProcess(env={k: v for k, v in os.environ.items() if k not in SCRUB})
+    engine = EngineProcess(env=clean_env())
     saved = point_at({})  # the provider variables as they were, whatever a variant sets meanwhile
     for var in SCRUB:
         os.environ.pop(var, None)

@@ -82,13 +82,10 @@ class Session:
         if self.match == "lenient":
             found = self._by_position(key, hashes, model)
             return self._hinted(found) if isinstance(found, Miss) else found
-        positions = self.by_key.get(key)
-        if positions:
-            taken = self._taken.get(key, 0)
-            if taken < len(positions):
-                self._taken[key] = taken + 1
-                self._used[positions[taken]] = 1
-                return self.recordings[positions[taken]]
+        position = self._next(key)
+        if position is not None:
+            return self._take(key, position)
+        if key in self.by_key:
             return self._hinted(diagnose.duplicate(self.name))
         return self._hinted(self._diagnose(hashes, model, endpoint, parts))
 
@@ -99,13 +96,21 @@ class Session:
     def take_hit(self, key: str) -> Recording | None:
         """The next recording for `key` when it can be served from its prebuilt bytes (consumed, as
         `lookup` does); None, with nothing changed, for anything else."""
+        position = self._next(key)
+        if position is None or self.recordings[position].wire is None:
+            return None
+        return self._take(key, position)
+
+    def _next(self, key: str) -> int | None:
+        """Where the next unused recording for `key` is, if one is left."""
         positions = self.by_key.get(key)
         taken = self._taken.get(key, 0)
-        if not positions or taken >= len(positions) or self.recordings[positions[taken]].wire is None:
-            return None
-        self._taken[key] = taken + 1
-        self._used[positions[taken]] = 1
-        return self.recordings[positions[taken]]
+        return positions[taken] if positions and taken < len(positions) else None
+
+    def _take(self, key: str, position: int) -> Recording:
+        self._taken[key] = self._taken.get(key, 0) + 1
+        self._used[position] = 1
+        return self.recordings[position]
 
     def _hinted(self, miss: Miss) -> Miss:
         """A miss whose re-record command names the fixtures directory when it is not the default."""
