@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from . import lane_http
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
@@ -156,6 +157,8 @@ class ReplayHandle:
             lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
         )
         self._saved = record.point_at(env)  # tool servers' variables too
+        if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
+            lane_http.route(engine.url, engine.lane)
         if plugin.front is not None:  # module-level clients reach the session through the front
             from .record_front import engine_prefix
 
@@ -272,6 +275,7 @@ class AttestPlugin:
             self._guard_installed = True
 
     def shutdown(self) -> None:
+        lane_http.unroute_all()
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()

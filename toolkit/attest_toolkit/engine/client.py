@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AttestError
+from .lane import FD_VAR, Lane
 
 
 class EngineProcess:
@@ -26,12 +28,23 @@ class EngineProcess:
             if engine_path
             else [sys.executable, "-m", "attest_toolkit.engine", "serve"]
         )
+        self.lane, theirs = Lane.pair()
+        env = {**(os.environ if env is None else env), FD_VAR: str(theirs.fileno())}
         try:
             self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                text=True,
+                bufsize=1,
+                pass_fds=(theirs.fileno(),),
             )
         except OSError as exc:
+            self.lane.close()
             raise AttestError(f"cannot start the replay engine: {exc.strerror}", argv[0]) from None
+        finally:
+            theirs.close()  # the engine holds its end now; ours must not keep it open
         # The ready line is read on first use, so the engine starts while the runner collects tests.
         self._what = argv[0]
         self.url = ""
@@ -60,9 +73,12 @@ class EngineProcess:
     def _call(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         with self._lock:
             if not self.url:
-                self.url = self._line("starting").get("ready", {}).get("url", "")
+                ready = self._line("starting").get("ready", {})
+                self.url = ready.get("url", "")
                 if not self.url:
                     raise AttestError("the replay engine did not start (no ready line)", self._what)
+                if ready.get("lane") is not True:  # an engine that does not serve it would never answer
+                    self.lane.close()
             assert self.proc.stdin is not None
             try:
                 self.proc.stdin.write(json.dumps(request) + "\n")
@@ -86,6 +102,7 @@ class EngineProcess:
         return self._call({"close": sid}, "serving this replay")["summary"]
 
     def stop(self) -> None:
+        self.lane.close()
         if self.proc.stdin:
             with contextlib.suppress(OSError):  # it may have exited already
                 self.proc.stdin.close()

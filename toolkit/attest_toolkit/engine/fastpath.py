@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 FAST_MAX_BODY = 8 * 1024 * 1024  # larger bodies go through aiohttp, which applies the 64 MiB limit
 KEEPALIVE_TIMEOUT = 75.0  # seconds an idle connection stays open, aiohttp's default
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
-_PROVIDERS = frozenset({"openai", "anthropic"})
+PROVIDERS = frozenset({"openai", "anthropic"})  # the model calls a recording can answer
 
 
 class FastConnections:
@@ -180,36 +180,30 @@ class FastPath(asyncio.Protocol):
     def _answer(self) -> bytes | None:
         """The recording's bytes for a hit on a strict session; None for anything aiohttp should do."""
         req = self.request
-        target = req.url.decode("latin-1")
-        # Only targets that aiohttp would route as they are: no escapes, no `+`, no dot segments.
-        if (
-            not target.startswith("/r/")
-            or any(c in target for c in "%+#")
-            or "/." in target
-            or "//" in target
-        ):
-            return None
-        path, _, query = target.partition("?")
-        parts = path.split("/", 4)
-        if len(parts) < 5 or parts[3] not in _PROVIDERS:
-            return None
-        session = self.owner.app.sessions.get(parts[2])
-        if session is None or session.mode == "off" or session.match != "strict":
+        where = split_target(req.url.decode("latin-1"))
+        if where is None:
             return None
         headers = req.headers
         content_type, encoding = headers.get(b"content-type"), headers.get(b"content-encoding")
-        rk, _ = self.owner.app.key_of(
-            session,
-            parts[3],
+        found = self.owner.app.hit(
+            *where[:2],
             self.parser.get_method().decode("ascii"),
-            "/" + parts[4],
-            query,
+            where[2],
+            where[3],
             b"".join(req.body),
             encoding.decode("latin-1") if encoding is not None else None,
             content_type.decode("latin-1") if content_type is not None else None,
         )
-        found = session.take_hit(rk.key)  # a miss is left untouched, for aiohttp to diagnose and count
-        if found is None:
-            return None
-        session.counters.replayed += 1
-        return found.wire
+        return found.wire if found is not None else None
+
+
+def split_target(target: str) -> tuple[str, str, str, str] | None:
+    """(session id, provider, path, query) of a model call's target, when aiohttp would route it as
+    it is (no escapes, no `+`, no dot segments); None for anything else."""
+    if not target.startswith("/r/") or any(c in target for c in "%+#") or "/." in target or "//" in target:
+        return None
+    path, _, query = target.partition("?")
+    parts = path.split("/", 4)
+    if len(parts) < 5 or parts[3] not in PROVIDERS:
+        return None
+    return parts[2], parts[3], "/" + parts[4], query

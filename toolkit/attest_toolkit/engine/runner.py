@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -13,7 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import AttestError, UsageError
+from . import lane
 from .background import BackgroundServer
+from .fastpath import split_target
 from .server import Engine, ReplayApp, dumps_line
 from .session import Mode
 
@@ -93,9 +97,12 @@ def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> N
     """Many sessions for a test runner in another process, controlled over this process's own pipes:
     print {"ready": ...}, then answer one JSON line per request line ({"open": {...}} or
     {"close": id}) until a stop line or end of input, so the engine dies with its runner. The pipes
-    are private to the runner: no other process can open or end a session."""
+    are private to the runner: no other process can open or end a session. A runner that passed a
+    socket (engine.lane) gets its own calls answered there too."""
+    lane_fd = os.environ.pop(lane.FD_VAR, "")  # before the engine copies the environment for its children
     with Engine() as engine:
-        stdout.write(dumps_line({"ready": {"url": engine.base_url}}) + "\n")
+        has_lane = serve_lane(engine.app, engine.server.loop, lane_fd)
+        stdout.write(dumps_line({"ready": {"url": engine.base_url, "lane": has_lane}}) + "\n")
         stdout.flush()
         ControlPipe(engine.app, stdin.fileno(), stdout.fileno()).run(engine.server)
 
@@ -143,6 +150,49 @@ class ControlPipe:
         view = memoryview(data)
         while view:
             view = view[os.write(self.fd_out, view) :]
+
+
+class LaneEnd(asyncio.Protocol):
+    """The engine's end of the lane (engine.lane): each request answered on the loop, in the order
+    sent, with the recording's frame for a hit the fast path would serve, else NOT_HERE."""
+
+    def __init__(self, app: ReplayApp) -> None:
+        self.app = app
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while (frame := lane.take_request(self.buffer)) is not None and self.transport is not None:
+            self.transport.write(self._answer(*frame))
+
+    def _answer(self, header: bytes, body: bytes) -> bytes:
+        try:
+            method, target, content_type, encoding = json.loads(header)
+            where = split_target(target)
+        except (ValueError, TypeError, AttributeError):
+            return lane.NOT_HERE
+        if where is None:
+            return lane.NOT_HERE
+        found = self.app.hit(*where[:2], method, where[2], where[3], body, encoding, content_type)
+        return lane.answer_frame(found) if found is not None else lane.NOT_HERE
+
+
+def serve_lane(app: ReplayApp, loop: asyncio.AbstractEventLoop, fd: str) -> bool:
+    """Serve the lane whose socket the runner passed (its number, from lane.FD_VAR); False when there
+    is none, and the runner then uses HTTP alone."""
+    if not fd.isdigit():
+        return False
+    try:
+        sock = socket.socket(fileno=int(fd))
+    except OSError:  # not an open socket
+        return False
+    serving = loop.connect_accepted_socket(lambda: LaneEnd(app), sock)
+    asyncio.run_coroutine_threadsafe(serving, loop).result()
+    return True
 
 
 def control(app: ReplayApp, line: str) -> dict[str, Any]:

@@ -160,6 +160,29 @@ class ReplayApp:
             return await serve_recording(request, found)
         return await self.miss(request, session, provider, path, raw, found, rk.model)
 
+    def hit(
+        self,
+        sid: str,
+        provider: str,
+        method: str,
+        path: str,
+        query: str,
+        raw: bytes,
+        content_encoding: str | None,
+        content_type: str | None,
+    ) -> Recording | None:
+        """The recording a strict session answers this model call with from its prebuilt bytes, taken
+        and counted; None, with nothing changed, for anything the web layer must serve (a miss is
+        diagnosed and counted there)."""
+        session = self.sessions.get(sid)
+        if session is None or session.mode == "off" or session.match != "strict":
+            return None
+        rk, _ = self.key_of(session, provider, method, path, query, raw, content_encoding, content_type)
+        found = session.take_hit(rk.key)
+        if found is not None:
+            session.counters.replayed += 1
+        return found
+
     def key_of(
         self,
         session: Session,

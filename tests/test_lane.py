@@ -1,0 +1,252 @@
+"""The lane: a test runner's own SDK clients answered by its engine over a private socket, not HTTP.
+
+Every test here uses the official SDKs against a real `attest-engine serve` process started the way
+the pytest helper starts it (`EngineProcess`), with `lane_http.route` as the helper calls it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anthropic
+import httpx2
+import openai
+import pytest
+from attest_toolkit import lane_http
+from attest_toolkit.engine.client import EngineProcess
+from attest_toolkit.engine.lane import FD_VAR
+from conftest import (
+    chat_request,
+    chat_response,
+    clean_env,
+    exchange,
+    message_response,
+    scrub,
+    sse_exchange,
+    write_fixture,
+)
+
+STREAM = [
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini",'
+    f'"choices":[{{"index":0,"delta":{{"content":"{word}"}},"finish_reason":null}}]}}\n\n'
+    for word in ("Hel", "lo", "!")
+] + ["data: [DONE]\n\n"]
+MESSAGE = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+
+
+@pytest.fixture
+def engine() -> Iterator[EngineProcess]:
+    proc = EngineProcess(env=clean_env())
+    try:
+        yield proc
+    finally:
+        lane_http.unroute_all()
+        proc.stop()
+
+
+@pytest.fixture
+def fixture(fixtures_dir: Path) -> Path:
+    exchanges = [exchange(chat_request(), chat_response("Hello!"))] * 3
+    exchanges += [sse_exchange(chat_request(stream=True), STREAM)] * 2
+    return write_fixture(fixtures_dir, "flow", exchanges)
+
+
+def open_routed(engine: EngineProcess, path: Path) -> tuple[str, dict[str, str]]:
+    sid, env = engine.open_session([path], "strict", True)
+    lane_http.route(engine.url, engine.lane)  # what the pytest helper does once a session is open
+    return sid, env
+
+
+def connections(client: openai.OpenAI | anthropic.Anthropic) -> int:
+    """How many HTTP connections the SDK's own transport has opened (and keeps)."""
+    return len(client._client._transport._pool.connections)  # type: ignore[attr-defined]
+
+
+def openai_client(env: dict[str, str]) -> openai.OpenAI:
+    return openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"], max_retries=0)
+
+
+def test_the_runners_own_calls_are_answered_over_the_lane_with_no_connection(engine, fixture, fixtures_dir):
+    anthropic_fixture = write_fixture(
+        fixtures_dir,
+        "messages",
+        [exchange(MESSAGE, message_response("Hi!"), path="/v1/messages")] * 2,
+        "anthropic",
+    )
+    sid, env = open_routed(engine, fixture)
+    client = openai_client(env)
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    streamed = client.chat.completions.create(**chat_request(stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in streamed) == "Hello!"
+
+    async def from_async_client() -> str:
+        async_client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+        reply = await async_client.chat.completions.create(**chat_request())
+        return reply.choices[0].message.content or ""
+
+    assert asyncio.run(from_async_client()) == "Hello!"
+    assert connections(client) == 0
+    summary = engine.close_session(sid)
+    assert (summary["replayed"], summary["misses"], summary["unused"]) == (3, 0, 2)
+
+    sid, env = open_routed(engine, anthropic_fixture)
+    claude = anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="x", max_retries=0)
+    assert claude.messages.create(**MESSAGE).content[0].text == "Hi!"  # type: ignore[union-attr]
+    assert connections(claude) == 0
+    assert engine.close_session(sid)["replayed"] == 1
+
+
+def raw_answer(env: dict[str, str], body: dict) -> tuple[int, bytes, list, list[bytes]]:
+    with httpx2.Client() as http:
+        request = http.build_request("POST", env["OPENAI_BASE_URL"] + "/chat/completions", json=body)
+        response = http.send(request, stream=True)
+        chunks = list(response.iter_raw())
+        response.close()
+    return response.status_code, response.extensions["reason_phrase"], response.headers.raw, chunks
+
+
+def test_a_hit_over_the_lane_is_the_answer_http_gives(engine, fixture):
+    sid, env = open_routed(engine, fixture)
+    over_lane = [raw_answer(env, chat_request()), raw_answer(env, chat_request(stream=True))]
+    engine.close_session(sid)
+    lane_http.unroute_all()
+    sid, env = engine.open_session([fixture], "strict", True)  # the same recordings, over HTTP
+    over_http = [raw_answer(env, chat_request()), raw_answer(env, chat_request(stream=True))]
+    engine.close_session(sid)
+    for (status, reason, headers, chunks), (h_status, h_reason, h_headers, h_chunks) in zip(
+        over_lane, over_http, strict=True
+    ):
+        assert (status, reason, headers) == (h_status, h_reason, h_headers)
+        assert b"".join(chunks) == b"".join(h_chunks)
+    # A recorded stream comes one event per chunk, as the engine writes it on the socket.
+    stream_chunks = over_lane[1][3]
+    assert len(stream_chunks) == len(STREAM) and stream_chunks[-1] == b"data: [DONE]\n\n"
+    assert all(c.startswith(b"data: ") and c.endswith(b"\n\n") for c in stream_chunks)
+
+
+def test_a_miss_goes_over_http_is_diagnosed_once_and_takes_nothing(engine, fixture):
+    sid, env = open_routed(engine, fixture)
+    client = openai_client(env)
+    with pytest.raises(openai.BadRequestError, match="replay miss: messages changed"):
+        client.chat.completions.create(**chat_request("changed"))
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    summary = engine.close_session(sid)
+    assert (summary["replayed"], summary["misses"]) == (1, 1)
+
+
+def test_concurrent_threads_get_deterministic_answers_over_the_lane(engine, fixtures_dir):
+    exchanges = [
+        exchange(chat_request(f"q{k}"), chat_response(f"a{k}-{n}")) for k in range(8) for n in range(3)
+    ]
+    sid, env = open_routed(engine, write_fixture(fixtures_dir, "t", exchanges))
+    results: dict[int, list[str]] = {k: [] for k in range(8)}
+
+    def client_for(k: int) -> None:
+        client = openai_client(env)
+        for _ in range(3):
+            results[k].append(
+                client.chat.completions.create(**chat_request(f"q{k}")).choices[0].message.content
+            )
+        assert connections(client) == 0
+
+    threads = [threading.Thread(target=client_for, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    summary = engine.close_session(sid)
+    assert results == {k: [f"a{k}-0", f"a{k}-1", f"a{k}-2"] for k in range(8)}
+    assert (summary["replayed"], summary["misses"]) == (24, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_uses_http_while_the_parent_keeps_the_lane(engine, fixture):
+    """A child made by fork shares the lane's socket: it must not write into the parent's exchange."""
+    sid, env = open_routed(engine, fixture)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one call, then report what it got and whether it opened a connection
+        os.close(read_end)
+        try:
+            client = openai_client(env)
+            answer = client.chat.completions.create(**chat_request()).choices[0].message.content
+            os.write(write_end, json.dumps([answer, connections(client)]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        child = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    client = openai_client(env)
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    assert child == ["Hello!", 1]
+    assert connections(client) == 0 and not engine.lane.closed
+    assert engine.close_session(sid)["replayed"] == 2
+
+
+def test_an_engine_that_does_not_serve_the_lane_is_used_over_http(tmp_path, fixture):
+    """An engine that never reads the lane (one that predates it) must not leave calls waiting on it."""
+    wrapper = tmp_path / "engine-without-lane"
+    wrapper.write_text(f'#!/bin/sh\nunset {FD_VAR}\nexec "{sys.executable}" -m attest_toolkit.engine "$@"\n')
+    wrapper.chmod(0o755)
+    engine = EngineProcess(str(wrapper), env=clean_env())
+    try:
+        sid, env = open_routed(engine, fixture)
+        assert engine.lane.closed
+        client = openai_client(env)
+        assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+        assert connections(client) == 1
+        assert engine.close_session(sid)["replayed"] == 1
+    finally:
+        lane_http.unroute_all()
+        engine.stop()
+
+
+def test_a_dead_engine_closes_the_lane_and_the_call_fails_as_over_http(engine, fixture):
+    _, env = open_routed(engine, fixture)
+    engine.proc.kill()
+    engine.proc.wait()
+    with pytest.raises(openai.APIConnectionError):
+        openai_client(env).chat.completions.create(**chat_request())
+    assert engine.lane.closed
+
+
+def test_other_addresses_are_untouched_and_httpx_gets_its_methods_back(engine, fixture):
+    original = httpx2.HTTPTransport.handle_request, httpx2.AsyncHTTPTransport.handle_async_request
+    _, env = open_routed(engine, fixture)
+    assert httpx2.HTTPTransport.handle_request is not original[0]
+    elsewhere = env["OPENAI_BASE_URL"].replace("127.0.0.1", "localhost")  # the same engine, another name
+    client = openai.OpenAI(base_url=elsewhere, api_key="x", max_retries=0)
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    assert connections(client) == 1
+    lane_http.unroute_all()
+    assert (httpx2.HTTPTransport.handle_request, httpx2.AsyncHTTPTransport.handle_async_request) == original
+
+
+@pytest.mark.parametrize("lane", ["on", "off"])
+def test_the_pytest_helper_answers_the_tests_own_client_over_the_lane(pytester, monkeypatch, lane):
+    scrub(monkeypatch)
+    monkeypatch.setenv(lane_http.OFF_VAR, lane)
+    fixtures = pytester.path / "tests" / "attest" / "fixtures"
+    write_fixture(fixtures, "hello", [exchange(chat_request(), chat_response("Hello!"))])
+    pytester.makepyfile(
+        test_agent=f"""
+import openai
+
+def test_hello(attest_replay):
+    with attest_replay("hello"):
+        client = openai.OpenAI(max_retries=0)
+        reply = client.chat.completions.create(**{chat_request()!r})
+    assert reply.choices[0].message.content == "Hello!"
+    assert len(client._client._transport._pool.connections) == {0 if lane == "on" else 1}
+"""
+    )
+    result = pytester.runpytest_subprocess("--attest-replay=strict", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines

@@ -1,0 +1,138 @@
+"""The test runner's own HTTP clients, answered over the engine's lane (see `engine.lane`).
+
+The official SDKs send through httpx (openai: httpx2). While a runner has an engine, a request that
+httpx's default transport would send to that engine's address is first offered to the engine over the
+lane; a hit comes back as the response the transport would have built from the socket (same status,
+reason, headers and body, one chunk per recorded event), and anything else goes out over HTTP as
+before. Requests to any other address are never touched, and transports a user supplies are not
+patched, so they use HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import Any
+
+from .engine.lane import Lane
+
+MODULES = ("httpx", "httpx2")
+MAX_BODY = 8 * 1024 * 1024  # the HTTP fast path's limit: a larger body goes over HTTP as before
+OFF_VAR = "ATTEST_LANE"  # "off": every call goes over HTTP (to compare, or to rule the lane out)
+
+_lanes: dict[tuple[str, int], Lane] = {}  # the engine's (host, port) -> its lane
+_patched: dict[str, tuple[Any, Any]] = {}  # module name -> the original sync and async methods
+
+
+def enabled() -> bool:
+    return os.environ.get(OFF_VAR, "").strip().lower() not in ("off", "0", "false", "no")
+
+
+def route(base_url: str, lane: Lane) -> None:
+    """Offer requests to `base_url` (the engine's `http://host:port`) to `lane` from now on, in every
+    httpx loaded by now; called again as tests import more of them."""
+    host, _, port = base_url.removeprefix("http://").rpartition(":")
+    if host and port.isdigit():
+        _lanes[(host, int(port))] = lane
+    for name in MODULES:
+        module = sys.modules.get(name)
+        if module is not None and name not in _patched:
+            _patch(name, module)
+
+
+def unroute_all() -> None:
+    """Forget every lane and give httpx back its own methods."""
+    _lanes.clear()
+    for name, (sync, async_) in list(_patched.items()):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.HTTPTransport.handle_request = sync
+            module.AsyncHTTPTransport.handle_async_request = async_
+    _patched.clear()
+
+
+def _patch(name: str, module: ModuleType) -> None:
+    sync = module.HTTPTransport.handle_request
+    async_ = module.AsyncHTTPTransport.handle_async_request
+    events, async_events = _event_streams(module)
+
+    def handle_request(self: Any, request: Any) -> Any:
+        lane = _lane_for(request)
+        if lane is not None:
+            response = _answer(module, lane, request, request.read(), events)
+            if response is not None:
+                return response
+        return sync(self, request)
+
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        lane = _lane_for(request)
+        if lane is not None:
+            response = _answer(module, lane, request, await request.aread(), async_events)
+            if response is not None:
+                return response
+        return await async_(self, request)
+
+    module.HTTPTransport.handle_request = handle_request
+    module.AsyncHTTPTransport.handle_async_request = handle_async_request
+    _patched[name] = (sync, async_)
+
+
+def _lane_for(request: Any) -> Lane | None:
+    """The lane of the engine this request goes to, when its body can be sent whole."""
+    if not _lanes:
+        return None
+    url = request.url
+    lane = _lanes.get((url.host, url.port))
+    if lane is None or url.scheme != "http":
+        return None
+    headers = request.headers
+    length = headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_BODY or "transfer-encoding" in headers:
+        return None
+    return lane
+
+
+def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes, events_type: type) -> Any:
+    headers = request.headers
+    if any(len(headers.get_list(h)) > 1 for h in ("content-type", "content-encoding")):
+        return None  # which one counts is the web layer's call
+    target = request.url.raw_path.decode("ascii")
+    found = lane.ask(
+        [request.method, target, headers.get("content-type"), headers.get("content-encoding")], body
+    )
+    if found is None:
+        return None
+    head, events, payload = found
+    status_line, *lines = head.split(b"\r\n")
+    _version, status, reason = status_line.split(b" ", 2)  # the wire's: "HTTP/1.1 200 OK", "HTTP/1.1 599 "
+    return module.Response(
+        int(status),
+        headers=[tuple(line.split(b": ", 1)) for line in lines],  # as bytes, as httpcore gives them
+        stream=module.ByteStream(payload) if events is None else events_type(events),
+        request=request,
+        extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
+    )
+
+
+def _event_streams(module: ModuleType) -> tuple[type, type]:
+    """httpx's sync and async stream types for a recorded stream, one event per chunk: what the client
+    reads from the socket at best."""
+
+    class Events(module.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, events: list[bytes]) -> None:
+            self.events = events
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self.events
+
+    class AsyncEvents(module.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, events: list[bytes]) -> None:
+            self.events = events
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for event in self.events:
+                yield event
+
+    return Events, AsyncEvents
