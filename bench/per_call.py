@@ -1,6 +1,8 @@
 """Per call, with the official openai SDK: the engine against the floor and against vcrpy.
 
-- engine: `attest-engine serve` in a subprocess, one session, the SDK pointed at it (what users run);
+- engine: `attest-engine serve` in a subprocess, one session, the SDK pointed at it (what users run):
+  over HTTP (any client, any process), and over the lane (engine.lane), as the pytest helper's own
+  process reaches it;
 - floor: bench/floor.py in a subprocess, a bare aiohttp server answering with the same bytes;
 - vcrpy: the same bytes in a vcrpy cassette, replayed in process (vcrpy patches httpx2, the transport
   this openai uses), in vcrpy's cheapest setting: one interaction, `allow_playback_repeats`.
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import openai
+from attest_toolkit import lane_http
 from common import (
     OPENAI,
     Route,
@@ -49,6 +52,7 @@ LIVE_KEY = "sk-bench-" + "L" * 40  # the engine's own key for the pass-through c
 PACE_MS = 15.0
 PLACEHOLDER = "bench-placeholder"  # the SDK wants a key; nothing checks it
 TARGET = 1.3
+SESSION_VARIANTS = 2  # over HTTP, and over the lane as the pytest helper's own process calls it
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,7 @@ def block(plain: openai.OpenAI, stream: openai.OpenAI, calls: int, out: Samples)
 
 
 def build(workdir: Path, size: Size) -> tuple[Path, dict[str, Route]]:
-    per_kind = size.per_kind
+    per_kind = SESSION_VARIANTS * size.per_kind  # the engine's session serves two variants
     exchanges = [exchange(plain_request(), chat_response(ANSWER))] * per_kind
     exchanges += [exchange(stream_request(), sse_events(WORDS))] * per_kind
     path = write_fixture(workdir / "fixtures", "per-call", exchanges)
@@ -159,12 +163,13 @@ def client_at(base_url: str, api_key: str = PLACEHOLDER) -> openai.OpenAI:
 def measure(workdir: Path, size: Size) -> dict[str, Samples]:
     fixture, routes = build(workdir, size)
     vcr_paths = cassettes(workdir, fixture)
-    results = {name: Samples() for name in ("engine", "floor", "vcrpy")}
+    results = {name: Samples() for name in ("engine", "lane", "floor", "vcrpy")}
     with contextlib.ExitStack() as stack:
         eng = stack.enter_context(engine())
         floor = stack.enter_context(floor_server(routes, workdir))
         sid, env = eng.open_session([fixture], "strict", True)
         ours = stack.enter_context(client_at(env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]))
+        in_runner = stack.enter_context(client_at(env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]))
         # The floor routes by URL prefix: it does no lookup at all.
         floor_plain = stack.enter_context(client_at(f"{floor}/plain/v1"))
         floor_stream = stack.enter_context(client_at(f"{floor}/stream/v1"))
@@ -178,19 +183,32 @@ def measure(workdir: Path, size: Size) -> dict[str, Samples]:
             with vcr_client(vcr_paths["stream"]) as client:
                 out.stream.append(time_stream(client, calls, out.first_event))
 
+        def lane_block(calls: int, out: Samples) -> None:
+            # What the pytest helper does while a test's session is open; HTTP again afterwards.
+            lane_http.route(eng.url, eng.lane)
+            try:
+                block(in_runner, in_runner, calls, out)
+            finally:
+                lane_http.unroute_all()
+
         turns: list[tuple[str, Callable[[int, Samples], None]]] = [
             ("engine", lambda calls, out: block(ours, ours, calls, out)),
+            ("lane", lane_block),
             ("floor", lambda calls, out: block(floor_plain, floor_stream, calls, out)),
             ("vcrpy", vcr_block),
         ]
         for _name, turn in turns:
             turn(size.warmup, Samples())
         for b in range(size.blocks):
-            for name, turn in turns[b % 3 :] + turns[: b % 3]:  # rotate who goes first
+            for name, turn in turns[b % 4 :] + turns[: b % 4]:  # rotate who goes first
                 turn(size.block, results[name])
         summary = eng.close_session(sid)
-    if summary["misses"] or summary["replayed"] != 2 * size.per_kind:
+        pool = in_runner._client._transport._pool  # type: ignore[attr-defined]
+        over_http = bool(pool.connections) or eng.lane.closed
+    if summary["misses"] or summary["replayed"] != 2 * SESSION_VARIANTS * size.per_kind:
         raise AssertionError(f"the engine did not replay every call: {summary['miss_list'][:1]}")
+    if over_http:
+        raise AssertionError("the lane variant's calls went over HTTP")
     return results
 
 
@@ -299,15 +317,19 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
         sep = separation(workdir, Route.of(first), fixture, workdir / "vcr" / "stream.yaml")
     except ProbeError as exc:
         sep = Separation(f"no ({exc})", "not measured", "not measured", f"no ({exc})", "not measured")
-    eng, flo, vcr_ = results["engine"], results["floor"], results["vcrpy"]
+    eng, lane, flo, vcr_ = results["engine"], results["lane"], results["floor"], results["vcrpy"]
     rows = []
     for label, pick in (("non-streamed", "plain"), (f"streamed ({WORDS + 4} events)", "stream")):
-        ours, floor, vcr_value = (median(getattr(s, pick)) for s in (eng, flo, vcr_))
+        ours, in_runner, floor, vcr_value = (median(getattr(s, pick)) for s in (eng, lane, flo, vcr_))
         rows.append(row(f"{label}: engine vs floor", ours, floor, TARGET))
         rows.append(row(f"{label}: engine vs vcrpy", ours, vcr_value))
-    first = [median(s.first_event) for s in (eng, flo, vcr_)]
-    rows.append(row("time to first SSE event: engine vs floor", first[0], first[1]))
-    rows.append(row("time to first SSE event: engine vs vcrpy", first[0], first[2]))
+        rows.append(
+            row(f"{label}, in the test runner's process (lane): engine vs vcrpy", in_runner, vcr_value, 1.0)
+        )
+    first = [median(s.first_event) for s in (eng, lane, flo, vcr_)]
+    rows.append(row("time to first SSE event: engine vs floor", first[0], first[2]))
+    rows.append(row("time to first SSE event: engine vs vcrpy", first[0], first[3]))
+    rows.append(row("time to first SSE event, lane: engine vs vcrpy", first[1], first[3]))
     separate = "events arrive separately (HTTP chunks at the socket)"
     rows += [
         Row(

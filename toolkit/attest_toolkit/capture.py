@@ -31,7 +31,7 @@ import aiohttp
 from aiohttp import web
 
 from .engine.background import BackgroundServer
-from .engine.live import LiveForwarder, reason_of, request_content
+from .engine.live import LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
     Fixture,
@@ -44,7 +44,7 @@ from .fixture import (
     read_fixture,
     write_fixture,
 )
-from .normalize import Exchange, Templater, parse_body
+from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
 from .provider_env import KEY_VARS, proxy_env

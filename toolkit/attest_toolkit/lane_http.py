@@ -3,20 +3,20 @@
 The official SDKs send through httpx (openai: httpx2). While a runner has an engine, a request that
 httpx's default transport would send to that engine's address is first offered to the engine over the
 lane; a hit comes back as the response the transport would have built from the socket (same status,
-reason, headers and body, one chunk per recorded event), and anything else goes out over HTTP as
-before. Requests to any other address are never touched, and transports a user supplies are not
-patched, so they use HTTP.
+reason, headers and body; a recorded stream's events in one chunk, as vcrpy hands them), and anything
+else goes out over HTTP as before. Requests to any other address are never touched, and transports a
+user supplies are not patched, so they use HTTP.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-from .engine.lane import Lane
+from .engine.lane import Lane, split_target
+from .normalize.served import key_as_sent
 
 MODULES = ("httpx", "httpx2")
 MAX_BODY = 8 * 1024 * 1024  # the HTTP fast path's limit: a larger body goes over HTTP as before
@@ -56,12 +56,11 @@ def unroute_all() -> None:
 def _patch(name: str, module: ModuleType) -> None:
     sync = module.HTTPTransport.handle_request
     async_ = module.AsyncHTTPTransport.handle_async_request
-    events, async_events = _event_streams(module)
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
         if lane is not None:
-            response = _answer(module, lane, request, request.read(), events)
+            response = _answer(module, lane, request, request.read())
             if response is not None:
                 return response
         return sync(self, request)
@@ -69,7 +68,7 @@ def _patch(name: str, module: ModuleType) -> None:
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
         if lane is not None:
-            response = _answer(module, lane, request, await request.aread(), async_events)
+            response = _answer(module, lane, request, await request.aread())
             if response is not None:
                 return response
         return await async_(self, request)
@@ -94,45 +93,37 @@ def _lane_for(request: Any) -> Lane | None:
     return lane
 
 
-def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes, events_type: type) -> Any:
-    headers = request.headers
-    if any(len(headers.get_list(h)) > 1 for h in ("content-type", "content-encoding")):
-        return None  # which one counts is the web layer's call
-    target = request.url.raw_path.decode("ascii")
-    found = lane.ask(
-        [request.method, target, headers.get("content-type"), headers.get("content-encoding")], body
-    )
+def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes) -> Any:
+    where = split_target(request.url.raw_path.decode("ascii"))
+    served = lane.sessions.get(where[0]) if where is not None else None
+    keyed = _keyed_headers(request.headers.raw)
+    if where is None or served is None or keyed is None:
+        return None
+    sid, provider, path, query = where
+    rk, _ = key_as_sent(provider, request.method, path, query, body, *keyed, served, lane.secrets)
+    found = lane.ask(sid, rk.key)
     if found is None:
         return None
-    head, events, payload = found
+    head, payload = found
     status_line, *lines = head.split(b"\r\n")
     _version, status, reason = status_line.split(b" ", 2)  # the wire's: "HTTP/1.1 200 OK", "HTTP/1.1 599 "
     return module.Response(
         int(status),
         headers=[tuple(line.split(b": ", 1)) for line in lines],  # as bytes, as httpcore gives them
-        stream=module.ByteStream(payload) if events is None else events_type(events),
+        stream=module.ByteStream(payload),
         request=request,
         extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
     )
 
 
-def _event_streams(module: ModuleType) -> tuple[type, type]:
-    """httpx's sync and async stream types for a recorded stream, one event per chunk: what the client
-    reads from the socket at best."""
-
-    class Events(module.SyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, events: list[bytes]) -> None:
-            self.events = events
-
-        def __iter__(self) -> Iterator[bytes]:
-            yield from self.events
-
-    class AsyncEvents(module.AsyncByteStream):  # type: ignore[name-defined,misc]
-        def __init__(self, events: list[bytes]) -> None:
-            self.events = events
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            for event in self.events:
-                yield event
-
-    return Events, AsyncEvents
+def _keyed_headers(raw: list[tuple[bytes, bytes]]) -> tuple[str | None, str | None] | None:
+    """(content-encoding, content-type) as the engine's parser reads them; None when one is repeated
+    (which one counts is the web layer's call)."""
+    found: dict[bytes, str] = {}
+    for name, value in raw:
+        lowered = name.lower()
+        if lowered in (b"content-encoding", b"content-type"):
+            if lowered in found:
+                return None
+            found[lowered] = value.decode("latin-1")
+    return found.get(b"content-encoding"), found.get(b"content-type")

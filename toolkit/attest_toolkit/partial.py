@@ -17,13 +17,12 @@ from pathlib import Path
 from aiohttp import web
 
 from .engine import store
-from .engine.live import request_content
 from .engine.server import serve_recording
 from .engine.session import Session
 from .errors import UsageError
 from .fixture import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
-from .normalize import Exchange, parse_body, request_key
-from .normalize.served import restore, restore_bytes
+from .normalize import Exchange
+from .normalize.served import key_as_sent, restore, restore_bytes
 from .secrets import Secrets
 
 
@@ -60,11 +59,18 @@ class ReplayFirst:
         self, request: web.Request, provider: str, path: str, raw: bytes
     ) -> web.StreamResponse | None:
         """The recording this call still matches, served; None when it misses (it goes live)."""
-        served = self.session.served
-        content = restore_bytes(request_content(raw, request.headers.get("content-encoding")), served)
-        body = parse_body(content, request.headers.get("content-type"))
-        path, query = restore(path, served), restore(request.query_string, served)
-        rk = request_key(provider, request.method, path, query, body, self.secrets)
+        headers = request.headers
+        rk, path = key_as_sent(
+            provider,
+            request.method,
+            path,
+            request.query_string,
+            raw,
+            headers.get("content-encoding"),
+            headers.get("content-type"),
+            self.session.served,
+            self.secrets,
+        )
         found = self.session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
         if not isinstance(found, store.Recording):
             return None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AttestError
+from ..secrets import environment_secrets
 from .lane import FD_VAR, Lane
 
 
@@ -28,7 +29,8 @@ class EngineProcess:
             if engine_path
             else [sys.executable, "-m", "attest_toolkit.engine", "serve"]
         )
-        self.lane, theirs = Lane.pair()
+        # The engine reads `.env` where it starts, which is here and now: the lane keys with the same.
+        self.lane, theirs = Lane.pair(environment_secrets())
         env = {**(os.environ if env is None else env), FD_VAR: str(theirs.fileno())}
         try:
             self.proc = subprocess.Popen(
@@ -93,12 +95,18 @@ class EngineProcess:
     def open_session(
         self, fixtures: list[str | Path], mode: str, no_live: bool, match: str = "strict"
     ) -> tuple[str, dict[str, str]]:
-        spec = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
-        request = {"open": {**spec, "match": match} if match != "strict" else spec}
-        reply = self._call(request, "opening this replay")
+        spec: dict[str, Any] = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
+        if match != "strict":
+            spec["match"] = match
+        if not self.lane.closed:
+            spec["lane"] = True
+        reply = self._call({"open": spec}, "opening this replay")
+        if "served" in reply and not self.lane.closed:
+            self.lane.sessions[reply["id"]] = reply["served"]
         return reply["id"], reply["env"]
 
     def close_session(self, sid: str) -> dict[str, Any]:
+        self.lane.sessions.pop(sid, None)
         return self._call({"close": sid}, "serving this replay")["summary"]
 
     def stop(self) -> None:

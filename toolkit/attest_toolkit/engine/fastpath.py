@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import httptools
 
+from .lane import split_target
+
 if TYPE_CHECKING:
     from .server import ReplayApp
 
 FAST_MAX_BODY = 8 * 1024 * 1024  # larger bodies go through aiohttp, which applies the 64 MiB limit
 KEEPALIVE_TIMEOUT = 75.0  # seconds an idle connection stays open, aiohttp's default
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
-PROVIDERS = frozenset({"openai", "anthropic"})  # the model calls a recording can answer
 
 
 class FastConnections:
@@ -195,15 +196,3 @@ class FastPath(asyncio.Protocol):
             content_type.decode("latin-1") if content_type is not None else None,
         )
         return found.wire if found is not None else None
-
-
-def split_target(target: str) -> tuple[str, str, str, str] | None:
-    """(session id, provider, path, query) of a model call's target, when aiohttp would route it as
-    it is (no escapes, no `+`, no dot segments); None for anything else."""
-    if not target.startswith("/r/") or any(c in target for c in "%+#") or "/." in target or "//" in target:
-        return None
-    path, _, query = target.partition("?")
-    parts = path.split("/", 4)
-    if len(parts) < 5 or parts[3] not in PROVIDERS:
-        return None
-    return parts[2], parts[3], "/" + parts[4], query

@@ -11,14 +11,13 @@ import hmac
 import json
 import os
 import re
-import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
 
-from ..normalize import Exchange, split_sse
+from ..normalize import Exchange, request_content, split_sse
 from ..provider_env import KEY_VARS, user_base_url
 from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
@@ -40,22 +39,6 @@ def reason_of(exc: BaseException) -> str:
         return "timed out"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def request_content(wire: bytes, content_encoding: str | None) -> bytes:
-    """The body a provider reads from `wire` (gzip or deflate undone), for matching and recording.
-
-    The engine's servers keep request bodies as they came (no auto-decompress), so what is forwarded
-    is the agent's own bytes with its own Content-Encoding, never decoded bytes labelled gzip."""
-    coding = (content_encoding or "").strip().lower()
-    if coding not in ("gzip", "x-gzip", "deflate") or not wire:
-        return wire
-    for wbits in (zlib.MAX_WBITS | 32, -zlib.MAX_WBITS):  # gzip or zlib-wrapped, then raw deflate
-        try:
-            return zlib.decompress(wire, wbits)
-        except zlib.error:
-            continue
-    return wire  # not what it says it is: matched as it came, and it will not match
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from typing import IO, Any
 from ..errors import AttestError, UsageError
 from . import lane
 from .background import BackgroundServer
-from .fastpath import split_target
 from .server import Engine, ReplayApp, dumps_line
 from .session import Mode
 
@@ -154,7 +153,7 @@ class ControlPipe:
 
 class LaneEnd(asyncio.Protocol):
     """The engine's end of the lane (engine.lane): each request answered on the loop, in the order
-    sent, with the recording's frame for a hit the fast path would serve, else NOT_HERE."""
+    sent, with the next recording for its key when the fast path could serve it, else NOT_HERE."""
 
     def __init__(self, app: ReplayApp) -> None:
         self.app = app
@@ -166,18 +165,12 @@ class LaneEnd(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        while (frame := lane.take_request(self.buffer)) is not None and self.transport is not None:
-            self.transport.write(self._answer(*frame))
+        while (request := lane.take_request(self.buffer)) is not None and self.transport is not None:
+            self.transport.write(self._answer(*request))
 
-    def _answer(self, header: bytes, body: bytes) -> bytes:
-        try:
-            method, target, content_type, encoding = json.loads(header)
-            where = split_target(target)
-        except (ValueError, TypeError, AttributeError):
-            return lane.NOT_HERE
-        if where is None:
-            return lane.NOT_HERE
-        found = self.app.hit(*where[:2], method, where[2], where[3], body, encoding, content_type)
+    def _answer(self, sid: str, key: str) -> bytes:
+        session = self.app.serving(sid)
+        found = self.app.take(session, key) if session is not None else None
         return lane.answer_frame(found) if found is not None else lane.NOT_HERE
 
 
@@ -207,7 +200,11 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
                 bool(spec.get("no_live")),
                 spec.get("match", "strict"),
             )
-            return {"id": sid, "env": env}
+            reply: dict[str, Any] = {"id": sid, "env": env}
+            session = app.serving(sid) if spec.get("lane") else None
+            if session is not None:  # what the runner needs to key its own calls for the lane
+                reply["served"] = session.served
+            return reply
         return {"summary": app.close(request["close"])}
     except AttestError as exc:
         return {"error": str(exc), "exit_code": exc.exit_code}

@@ -18,8 +18,8 @@ from typing import Any
 from aiohttp import web
 
 from ..errors import AttestError
-from ..normalize import RequestKey, parse_body, request_key
-from ..normalize.served import restore, restore_bytes
+from ..normalize import RequestKey, parse_body, request_content
+from ..normalize.served import key_as_sent
 from ..provider_env import KEY_VARS, proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
@@ -27,7 +27,7 @@ from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import Miss
 from .fastpath import FastConnections
-from .live import LiveForwarder, request_content
+from .live import LiveForwarder
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
 
@@ -174,11 +174,23 @@ class ReplayApp:
         """The recording a strict session answers this model call with from its prebuilt bytes, taken
         and counted; None, with nothing changed, for anything the web layer must serve (a miss is
         diagnosed and counted there)."""
-        session = self.sessions.get(sid)
-        if session is None or session.mode == "off" or session.match != "strict":
+        session = self.serving(sid)
+        if session is None:
             return None
         rk, _ = self.key_of(session, provider, method, path, query, raw, content_encoding, content_type)
-        found = session.take_hit(rk.key)
+        return self.take(session, rk.key)
+
+    def serving(self, sid: str) -> Session | None:
+        """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off)."""
+        session = self.sessions.get(sid)
+        return (
+            session if session is not None and session.mode != "off" and session.match == "strict" else None
+        )
+
+    @staticmethod
+    def take(session: Session, key: str) -> Recording | None:
+        """The next recording for an already computed key (the lane's runner computes it), counted."""
+        found = session.take_hit(key)
         if found is not None:
             session.counters.replayed += 1
         return found
@@ -194,11 +206,10 @@ class ReplayApp:
         content_encoding: str | None,
         content_type: str | None,
     ) -> tuple[RequestKey, str]:
-        """The request's key, and its path as matched (served ids sent back are read as the
-        placeholders they stand for)."""
-        body = parse_body(restore_bytes(request_content(raw, content_encoding), session.served), content_type)
-        path, query = restore(path, session.served), restore(query, session.served)
-        return request_key(provider, method, path, query, body, self.secrets), path
+        """The request's key, and its path as matched."""
+        return key_as_sent(
+            provider, method, path, query, raw, content_encoding, content_type, session.served, self.secrets
+        )
 
     async def miss(
         self,

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from .body import Body, body_bytes, parse_body, provider_for, redact_query
+from .body import Body, body_bytes, parse_body, provider_for, redact_query, request_content
 from .claude_code import neutralize
 from .decompose import (
     COMPONENTS,
@@ -37,6 +37,7 @@ __all__ = [
     "parse_body",
     "provider_for",
     "redact_query",
+    "request_content",
     "request_key",
     "split_sse",
     "upload_parts",

@@ -171,3 +171,19 @@ def redact_query(query: str, secrets: Secrets) -> str:
             part = f"{secrets.redact(unquote_plus(name))}={REDACTED}"
         kept.append(part)
     return "&".join(kept)
+
+
+def request_content(wire: bytes, content_encoding: str | None) -> bytes:
+    """The body a provider reads from `wire` (gzip or deflate undone), for matching and recording.
+
+    The engine's servers keep request bodies as they came (no auto-decompress), so what is forwarded
+    is the agent's own bytes with its own Content-Encoding, never decoded bytes labelled gzip."""
+    coding = (content_encoding or "").strip().lower()
+    if coding not in ("gzip", "x-gzip", "deflate") or not wire:
+        return wire
+    for wbits in (zlib.MAX_WBITS | 32, -zlib.MAX_WBITS):  # gzip or zlib-wrapped, then raw deflate
+        try:
+            return zlib.decompress(wire, wbits)
+        except zlib.error:
+            continue
+    return wire  # not what it says it is: matched as it came, and it will not match

@@ -9,6 +9,7 @@ component never changes another's hash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -147,12 +148,16 @@ _TRANSPORT_PARAMS = frozenset({"beta"})
 
 
 def _query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
+    if not query:
+        return []
     redacted = redact_query(query, secrets)
     pairs = parse_qsl(redacted, keep_blank_values=True)
     return sorted([name, value] for name, value in pairs if name not in _TRANSPORT_PARAMS)
 
 
 def _normalize(component: str, value: Any, secrets: Secrets, redacting: bool) -> Any:
+    if value is None or isinstance(value, (bool, int, float)):  # nothing to redact or renumber
+        return value
     numbering = Numbering(renumber=True)
     if component in ("system", "messages"):
 
@@ -176,11 +181,16 @@ def describe_components(
     return {name: _normalize(name, parts[name], secrets, redacting) for name in COMPONENTS}
 
 
+# One encoder for every hash: json.dumps with these options would build a new one per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_hash(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = _CANONICAL.encode(value)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@functools.lru_cache(maxsize=1024)  # a handful of endpoints, keyed again on every call
 def normal_path(path: str) -> str:
     """The path as matched: percent-decoded, with ids in it renumbered (`/v1/responses/resp_{{id_1}}`)."""
     return Numbering(renumber=True).apply(unquote(path))
