@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from .engine.lane import Lane, split_target
-from .normalize.served import key_as_sent
+from .normalize.served import Sent, key_as_sent
 
 MODULES = ("httpx", "httpx2")
 MAX_BODY = 8 * 1024 * 1024  # the HTTP fast path's limit: a larger body goes over HTTP as before
@@ -100,7 +100,7 @@ def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes) -> Any:
     if where is None or served is None or keyed is None:
         return None
     sid, provider, path, query = where
-    rk, _ = key_as_sent(provider, request.method, path, query, body, *keyed, served, lane.secrets)
+    rk, _ = key_as_sent(Sent(provider, request.method, path, query, body, *keyed), served, lane.secrets)
     found = lane.ask(sid, rk.key)
     if found is None:
         return None

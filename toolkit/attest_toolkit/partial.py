@@ -17,7 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .engine import store
-from .engine.server import serve_recording
+from .engine.server import sent_of, serve_recording
 from .engine.session import Session
 from .errors import UsageError
 from .fixture import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
@@ -59,18 +59,7 @@ class ReplayFirst:
         self, request: web.Request, provider: str, path: str, raw: bytes
     ) -> web.StreamResponse | None:
         """The recording this call still matches, served; None when it misses (it goes live)."""
-        headers = request.headers
-        rk, path = key_as_sent(
-            provider,
-            request.method,
-            path,
-            request.query_string,
-            raw,
-            headers.get("content-encoding"),
-            headers.get("content-type"),
-            self.session.served,
-            self.secrets,
-        )
+        rk, path = key_as_sent(sent_of(request, provider, path, raw), self.session.served, self.secrets)
         found = self.session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
         if not isinstance(found, store.Recording):
             return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httptools
 
+from ..normalize.served import Sent
 from .lane import split_target
 
 if TYPE_CHECKING:
@@ -184,15 +185,16 @@ class FastPath(asyncio.Protocol):
         where = split_target(req.url.decode("latin-1"))
         if where is None:
             return None
-        headers = req.headers
-        content_type, encoding = headers.get(b"content-type"), headers.get(b"content-encoding")
-        found = self.owner.app.hit(
-            *where[:2],
+        sid, provider, path, query = where
+        content_type, encoding = req.headers.get(b"content-type"), req.headers.get(b"content-encoding")
+        sent = Sent(
+            provider,
             self.parser.get_method().decode("ascii"),
-            where[2],
-            where[3],
+            path,
+            query,
             b"".join(req.body),
             encoding.decode("latin-1") if encoding is not None else None,
             content_type.decode("latin-1") if content_type is not None else None,
         )
+        found = self.owner.app.hit(sid, sent)
         return found.wire if found is not None else None

@@ -18,8 +18,8 @@ from typing import Any
 from aiohttp import web
 
 from ..errors import AttestError
-from ..normalize import RequestKey, parse_body, request_content
-from ..normalize.served import key_as_sent
+from ..normalize import parse_body, request_content
+from ..normalize.served import Sent, key_as_sent
 from ..provider_env import KEY_VARS, proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
@@ -58,6 +58,19 @@ def miss_response(provider: str, message: str) -> web.Response:
             }
         }
     return web.json_response(body, status=400, headers={"x-should-retry": "false"})
+
+
+def sent_of(request: web.Request, provider: str, path: str, raw: bytes) -> Sent:
+    headers = request.headers
+    return Sent(
+        provider,
+        request.method,
+        path,
+        request.query_string,
+        raw,
+        headers.get("content-encoding"),
+        headers.get("content-type"),
+    )
 
 
 async def serve_recording(request: web.Request, rec: Recording) -> web.StreamResponse:
@@ -143,41 +156,21 @@ class ReplayApp:
         path = "/" + request.match_info["tail"]
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
-        headers = request.headers
-        rk, path = self.key_of(
-            session,
-            provider,
-            request.method,
-            path,
-            request.query_string,
-            raw,
-            headers.get("content-encoding"),
-            headers.get("content-type"),
-        )
+        rk, path = key_as_sent(sent_of(request, provider, path, raw), session.served, self.secrets)
         found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts)
         if isinstance(found, Recording):
             session.counters.replayed += 1
             return await serve_recording(request, found)
         return await self.miss(request, session, provider, path, raw, found, rk.model)
 
-    def hit(
-        self,
-        sid: str,
-        provider: str,
-        method: str,
-        path: str,
-        query: str,
-        raw: bytes,
-        content_encoding: str | None,
-        content_type: str | None,
-    ) -> Recording | None:
+    def hit(self, sid: str, sent: Sent) -> Recording | None:
         """The recording a strict session answers this model call with from its prebuilt bytes, taken
         and counted; None, with nothing changed, for anything the web layer must serve (a miss is
         diagnosed and counted there)."""
         session = self.serving(sid)
         if session is None:
             return None
-        rk, _ = self.key_of(session, provider, method, path, query, raw, content_encoding, content_type)
+        rk, _ = key_as_sent(sent, session.served, self.secrets)
         return self.take(session, rk.key)
 
     def serving(self, sid: str) -> Session | None:
@@ -194,22 +187,6 @@ class ReplayApp:
         if found is not None:
             session.counters.replayed += 1
         return found
-
-    def key_of(
-        self,
-        session: Session,
-        provider: str,
-        method: str,
-        path: str,
-        query: str,
-        raw: bytes,
-        content_encoding: str | None,
-        content_type: str | None,
-    ) -> tuple[RequestKey, str]:
-        """The request's key, and its path as matched."""
-        return key_as_sent(
-            provider, method, path, query, raw, content_encoding, content_type, session.served, self.secrets
-        )
 
     async def miss(
         self,

@@ -162,19 +162,23 @@ def restore_bytes(raw: bytes, back: dict[str, str]) -> bytes:
     return restore(text, back).encode("utf-8")
 
 
-def key_as_sent(
-    provider: str,
-    method: str,
-    path: str,
-    query: str,
-    raw: bytes,
-    content_encoding: str | None,
-    content_type: str | None,
-    back: dict[str, str],
-    secrets: Secrets,
-) -> tuple[RequestKey, str]:
-    """The key of a request as an agent sent it to a session serving `back`'s values (which it may
-    send back: they are read as the placeholders they stand for), and its path as matched."""
-    body = parse_body(restore_bytes(request_content(raw, content_encoding), back), content_type)
-    path, query = restore(path, back), restore(query, back)
-    return request_key(provider, method, path, query, body, secrets), path
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A model call as the agent sent it: what its key is computed from."""
+
+    provider: str
+    method: str
+    path: str
+    query: str
+    raw: bytes
+    content_encoding: str | None = None
+    content_type: str | None = None
+
+
+def key_as_sent(sent: Sent, back: dict[str, str], secrets: Secrets) -> tuple[RequestKey, str]:
+    """The key of a call sent to a session serving `back`'s values (which the agent may send back:
+    they are read as the placeholders they stand for), and its path as matched."""
+    content = restore_bytes(request_content(sent.raw, sent.content_encoding), back)
+    body = parse_body(content, sent.content_type)
+    path, query = restore(sent.path, back), restore(sent.query, back)
+    return request_key(sent.provider, sent.method, path, query, body, secrets), path
