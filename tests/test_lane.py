@@ -21,6 +21,7 @@ import pytest
 from attest_toolkit import lane_http
 from attest_toolkit.engine.client import EngineProcess
 from attest_toolkit.engine.lane import FD_VAR
+from attest_toolkit.secrets import REDACTED
 from conftest import (
     chat_request,
     chat_response,
@@ -244,3 +245,29 @@ def test_hello(attest_replay):
     result = pytester.runpytest_subprocess("--attest-replay=strict", "-p", "no:randomly")
     result.assert_outcomes(passed=1)
     assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+
+
+def test_a_secret_from_env_is_redacted_in_the_lanes_key_as_in_the_engines(
+    tmp_path, fixtures_dir, monkeypatch
+):
+    """The recording holds the `.env` secret redacted; the agent sends it in clear. The test process
+    must key the call with the same `.env` secrets as the engine, or the call would leave the lane."""
+    secret = "s3cr3t-" + "v" * 24
+    (tmp_path / ".env").write_text(f"APP_TOKEN={secret}\n")
+    monkeypatch.chdir(tmp_path)
+    recorded = write_fixture(
+        fixtures_dir, "t", [exchange(chat_request(f"token {REDACTED}"), chat_response("ok"))]
+    )
+    engine = EngineProcess(env=clean_env())
+    try:
+        sid, env = open_routed(engine, recorded)
+        client = openai_client(env)
+        assert (
+            client.chat.completions.create(**chat_request(f"token {secret}")).choices[0].message.content
+            == "ok"
+        )
+        assert connections(client) == 0
+        assert engine.close_session(sid)["replayed"] == 1
+    finally:
+        lane_http.unroute_all()
+        engine.stop()
