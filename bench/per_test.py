@@ -145,7 +145,7 @@ class Size:
     runs: int
 
 
-FULL, QUICK = Size(tests=300, runs=2), Size(tests=30, runs=1)
+FULL, QUICK = Size(tests=300, runs=3), Size(tests=30, runs=1)
 
 
 def flow_requests(i: int) -> tuple[dict, dict]:
