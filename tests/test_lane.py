@@ -271,3 +271,28 @@ def test_a_secret_from_env_is_redacted_in_the_lanes_key_as_in_the_engines(
     finally:
         lane_http.unroute_all()
         engine.stop()
+
+
+def test_a_library_that_patches_httpx_too_keeps_its_patch_and_the_lane_comes_back(
+    engine, fixture, monkeypatch
+):
+    """A mocking library (pytest-httpx, respx) swaps httpx's transport method in for a test and puts
+    back what it found when the test ends: ours, from an earlier session."""
+    real = httpx2.HTTPTransport.handle_request
+    sid, env = open_routed(engine, fixture)
+
+    def mocked(self, request):
+        return httpx2.Response(418, request=request)
+
+    for _ in range(3):  # three tests that use the mock, each with its session
+        monkeypatch.setattr(httpx2.HTTPTransport, "handle_request", mocked)
+        lane_http.route(engine.url, engine.lane)  # a session opens while the mock is in place
+        client = openai_client(env)
+        assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+        assert connections(client) == 0
+        monkeypatch.undo()  # the mock's teardown
+    lane_http.route(engine.url, engine.lane)
+    assert httpx2.HTTPTransport.handle_request._attest_lane_wraps is real  # never stacked
+    lane_http.unroute_all()
+    assert httpx2.HTTPTransport.handle_request is real
+    assert engine.close_session(sid)["replayed"] == 3

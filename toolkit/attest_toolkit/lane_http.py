@@ -23,7 +23,11 @@ MAX_BODY = 8 * 1024 * 1024  # the HTTP fast path's limit: a larger body goes ove
 OFF_VAR = "ATTEST_LANE"  # "off": every call goes over HTTP (to compare, or to rule the lane out)
 
 _lanes: dict[tuple[str, int], Lane] = {}  # the engine's (host, port) -> its lane
-_patched: dict[str, tuple[Any, Any]] = {}  # module name -> the original sync and async methods
+# A mocking library (pytest-httpx, respx) may swap httpx's methods in and out around ours: ours are
+# put back on top when a session opens, a stale one of ours is unwrapped first (never stacked), and
+# theirs are never undone.
+_OURS = "_attest_lane_wraps"
+_SLOTS = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
 
 
 def enabled() -> bool:
@@ -38,24 +42,38 @@ def route(base_url: str, lane: Lane) -> None:
         _lanes[(host, int(port))] = lane
     for name in MODULES:
         module = sys.modules.get(name)
-        if module is not None and name not in _patched:
-            _patch(name, module)
+        if module is not None and not _ours(module.HTTPTransport.handle_request):
+            _patch(module)
 
 
 def unroute_all() -> None:
-    """Forget every lane and give httpx back its own methods."""
+    """Forget every lane and give httpx back the methods ours stand in front of."""
     _lanes.clear()
-    for name, (sync, async_) in list(_patched.items()):
+    for name in MODULES:
         module = sys.modules.get(name)
         if module is not None:
-            module.HTTPTransport.handle_request = sync
-            module.AsyncHTTPTransport.handle_async_request = async_
-    _patched.clear()
+            for cls, method in (
+                (module.HTTPTransport, "handle_request"),
+                (module.AsyncHTTPTransport, "handle_async_request"),
+            ):
+                current = getattr(cls, method)
+                if _ours(current):
+                    setattr(cls, method, getattr(current, _OURS))
 
 
-def _patch(name: str, module: ModuleType) -> None:
-    sync = module.HTTPTransport.handle_request
-    async_ = module.AsyncHTTPTransport.handle_async_request
+def _ours(method: Any) -> bool:
+    return hasattr(method, _OURS)
+
+
+def _original(method: Any) -> Any:
+    while _ours(method):  # ours, left in place by a library that restored what it found
+        method = getattr(method, _OURS)
+    return method
+
+
+def _patch(module: ModuleType) -> None:
+    sync = _original(module.HTTPTransport.handle_request)
+    async_ = _original(module.AsyncHTTPTransport.handle_async_request)
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
@@ -73,9 +91,10 @@ def _patch(name: str, module: ModuleType) -> None:
                 return response
         return await async_(self, request)
 
+    setattr(handle_request, _OURS, sync)
+    setattr(handle_async_request, _OURS, async_)
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
-    _patched[name] = (sync, async_)
 
 
 def _lane_for(request: Any) -> Lane | None:
