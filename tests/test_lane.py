@@ -10,8 +10,8 @@ import asyncio
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anthropic
@@ -139,22 +139,18 @@ def test_concurrent_threads_get_deterministic_answers_over_the_lane(engine, fixt
         exchange(chat_request(f"q{k}"), chat_response(f"a{k}-{n}")) for k in range(8) for n in range(3)
     ]
     sid, env = open_routed(engine, write_fixture(fixtures_dir, "t", exchanges))
-    results: dict[int, list[str]] = {k: [] for k in range(8)}
-    opened: dict[int, int] = {}
 
-    def client_for(k: int) -> None:
+    def client_for(k: int) -> tuple[list[str | None], int]:
         client = openai_client(env)
-        for _ in range(3):
-            results[k].append(
-                client.chat.completions.create(**chat_request(f"q{k}")).choices[0].message.content
-            )
-        opened[k] = connections(client)
+        answers = [
+            client.chat.completions.create(**chat_request(f"q{k}")).choices[0].message.content for _ in "123"
+        ]
+        return answers, connections(client)
 
-    threads = [threading.Thread(target=client_for, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(max_workers=8) as pool:  # the clients at once, up to a thread each
+        outcomes = dict(zip(range(8), pool.map(client_for, range(8)), strict=True))
+    results = {k: answers for k, (answers, _) in outcomes.items()}
+    opened = {k: count for k, (_, count) in outcomes.items()}
     summary = engine.close_session(sid)
     assert results == {k: [f"a{k}-0", f"a{k}-1", f"a{k}-2"] for k in range(8)}
     assert opened == dict.fromkeys(range(8), 0)
