@@ -60,7 +60,6 @@ def words(name: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=8192)
-@lru_cache(maxsize=8192)
 def is_secret_key(name: str) -> bool:
     """True for a JSON key, header or form field whose value is a credential whatever it looks like."""
     parts = words(name)
