@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .fixture import SUFFIX, model_interactions, name_of, parse_fixture, read_fixture, scan
+from .fixture_sequence import changed_path
 from .secrets import environment_secrets
 from .store.lock import changed_names, lock_path, parse_lock, read_lock
 
@@ -32,9 +33,12 @@ def fixture_changes(base_doc: Fixture | None, head_doc: Fixture | None, name: st
     head = model_interactions(head_doc) if head_doc else []
     rows = _rows(base, head)
     counts = {kind: sum(1 for r in rows if r["change"] == kind) for kind in ("added", "removed", "changed")}
+    status = _status(base_doc, head_doc, rows)
     return {
         "name": name,
-        "status": _status(base_doc, head_doc, rows),
+        "status": status,
+        # the agent's calls, base against head: the comment draws them as a diagram
+        **({"path": changed_path(base_doc, head_doc)} if status in ("added", "changed") else {}),
         "base_digest": (base_doc or {}).get("digest"),
         "head_digest": (head_doc or {}).get("digest"),
         "interactions": rows,

@@ -9,12 +9,14 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from .fixture_diff import changes_between_dirs, fixture_changes
+from .fixture_sequence import Marked, label, mermaid
 from .progress import counted
 from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, run_secrets
 from .secrets import Secrets
 
 __all__ = [
     "changes_between_dirs",
+    "facts",
     "fixture_changes",
     "render",
     "render_verdict",
@@ -126,6 +128,13 @@ def render(
     bullet = "- " if fmt == "markdown" else ""
     head[1:1] = [f"{bullet}{note}" for note in notes or []]
     return _assemble(head, sections, max_chars)
+
+
+def facts(
+    report: Report, *, verdict: Any = None, fixture_changes: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """What the summary shows, as data (`--format json`), messages redacted: for other renderings."""
+    return _View.of(report, verdict, fixture_changes or [], run_secrets()).as_json()
 
 
 # --- what is shown -------------------------------------------------------------------------------
@@ -380,6 +389,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
         _md_not_evaluated(view, links),
         _md_policy(view),
         _md_fixtures(view),
+        _md_paths(view),
     ]
     return head, [s for s in sections if s.rows]
 
@@ -493,6 +503,18 @@ def _md_fixtures(view: _View) -> _Section:
         "|---|---|---|---|---|",
     ]
     return _Section(f"### Re-recorded fixtures ({len(view.fixture_changes)})", rows, header)
+
+
+def _md_paths(view: _View) -> _Section:
+    """Each re-recorded fixture's calls, base against head, as a collapsed Mermaid diagram. The
+    diagram's labels keep an alphabet without backticks or markup (`fixture_sequence.label`)."""
+    rows = [
+        f"<details><summary>{label(c['name'])}: {label(c['status'])}</summary>\n\n"
+        f"```mermaid\n{mermaid([Marked.of_json(r) for r in c['path']])}\n```\n\n</details>"
+        for c in view.fixture_changes
+        if c.get("path")
+    ]
+    return _Section(f"### The agent's path in re-recorded fixtures ({len(rows)})", rows, [""])
 
 
 # --- text ----------------------------------------------------------------------------------------

@@ -1,17 +1,19 @@
-"""`attest fixture import|show|verify|download|push|pull`: bring cassettes and ctxmesh runs in, read and
+"""`attest fixture import|show|list|verify|download|push|pull`: bring cassettes and ctxmesh runs in, read and
 check fixtures, keep them in an object store pinned by digest."""
 
 from __future__ import annotations
 
 import shlex
 import sys
+from enum import Enum
 from pathlib import Path
 
 import typer
 
-from .. import ctxmesh, fixture_verify, importer
+from .. import ctxmesh, fixture_catalog, fixture_verify, importer
 from .. import fixture as fx
 from ..errors import AttestError
+from ..fixture_sequence import diagram
 from ..fixture_view import describe
 from ..progress import ProgressLine
 from ..store import ctxmesh_run, pinned
@@ -75,14 +77,44 @@ def resolve(name_or_path: str, fixtures_dir: Path | None) -> Path:
     return fx.fixture_path(name_or_path, fixtures_dir)
 
 
+class ShowFormat(str, Enum):
+    text = "text"
+    mermaid = "mermaid"
+
+
+class ListFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+SHOW_FORMAT = typer.Option(
+    ShowFormat.text, "--format", "-f", help="text, or mermaid: the agent's path as a sequence diagram."
+)
+LIST_FORMAT = typer.Option(ListFormat.table, "--format", "-f", help="table or json.")
+
+
 def show(
     name: str = SHOWN,
     fixtures_dir: Path | None = FIXTURES_DIR,
+    fmt: ShowFormat = SHOW_FORMAT,
 ) -> int:
-    """Print a readable summary of a fixture's interactions."""
+    """Print a readable summary of a fixture's interactions, or its calls as a Mermaid diagram."""
     path = resolve(name, fixtures_dir)
-    print(describe(fx.read_fixture(path), path))
+    doc = fx.read_fixture(path)
+    print(diagram(doc) if fmt is ShowFormat.mermaid else describe(doc, path))
     return EXIT_OK
+
+
+def list_(fixtures_dir: Path | None = FIXTURES_DIR, fmt: ListFormat = LIST_FORMAT) -> int:
+    """List the fixtures: name, age, calls, models, tools, size and source (a bad file: exit 3)."""
+    entries, errors = fixture_catalog.catalog(fixtures_dir or fx.DEFAULT_DIR)
+    for error in errors:
+        print(f"attest: {error}", file=sys.stderr)
+    if fmt is ListFormat.json:
+        print(fixture_catalog.as_json(entries))
+    else:
+        print(fixture_catalog.table(entries))
+    return EXIT_BAD_FIXTURE if errors else EXIT_OK
 
 
 def verify(paths: list[Path] = PATHS) -> int:
@@ -189,6 +221,7 @@ def register(app: typer.Typer) -> None:
     )
     fixture_app.command("import")(import_)
     fixture_app.command("show")(show)
+    fixture_app.command("list")(list_)
     fixture_app.command("verify")(verify)
     fixture_app.command("download", epilog=STORE_HELP)(download)
     fixture_app.command("push", epilog=STORE_HELP)(push)

@@ -1,4 +1,4 @@
-"""`attest report`: the pull-request summary, shard merge, and JUnit XML in and out."""
+"""`attest report`: the pull-request summary, the HTML page, shard merge, and JUnit XML in and out."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import typer
 from ..fixture import DEFAULT_DIR, atomic_write
 from ..fixture_diff import changes_between_dirs, changes_since
 from ..junit import from_junit, to_junit
-from ..policy import default_policy_path, evaluate, load_policy
+from ..policy import Verdict, default_policy_path, evaluate, load_policy
 from ..report import load_report, merge_reports, write_report
+from ..report_html import render_html
 from ..store.pinned import pinned_reader
 from ..summary import render
 from . import command_group
@@ -64,13 +65,9 @@ def summary_command(
     output: Annotated[Path | None, OutOpt] = None,
 ) -> None:
     loaded = load_report(report)
-    verdict = None
-    if policy is not None or default_policy_path() is not None:
-        verdict = evaluate(loaded, load_policy(policy))
-    changes = None
-    if base_ref is not None:
-        changes = changes_since(Path.cwd(), base_ref, fixtures_dir, pinned_reader(fixtures_dir))
-    elif base_fixtures is not None:
+    verdict = _verdict(loaded, policy)
+    changes = _changes(base_ref, fixtures_dir)
+    if changes is None and base_fixtures is not None:
         changes = changes_between_dirs(base_fixtures, fixtures_dir)
     text = render(
         loaded,
@@ -83,6 +80,39 @@ def summary_command(
         fixture_changes=changes,
     )
     _emit(text, output)
+
+
+HTML_HELP = """Write the report as one self-contained HTML page: the summary line, every test with its
+duration and verdict, misses with their component, the policy verdict, each fixture's calls in order
+and, with --base-ref, what the re-recorded fixtures changed. It loads nothing from the network.
+"""
+
+
+def html_command(
+    report: Annotated[Path, ReportOpt],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")],
+    policy: Annotated[Path | None, PolicyOpt] = None,
+    base_ref: Annotated[str | None, BaseRefOpt] = None,
+    fixtures_dir: Annotated[Path, HeadOpt] = DEFAULT_DIR,
+) -> None:
+    loaded = load_report(report)
+    changes = _changes(base_ref, fixtures_dir)
+    page = render_html(loaded, root=Path.cwd(), verdict=_verdict(loaded, policy), fixture_changes=changes)
+    atomic_write(output, page, mode=0o644)
+
+
+def _verdict(report: dict, policy: Path | None) -> Verdict | None:
+    """The policy's verdict when a policy is named or the default one exists."""
+    if policy is None and default_policy_path() is None:
+        return None
+    return evaluate(report, load_policy(policy))
+
+
+def _changes(base_ref: str | None, fixtures_dir: Path) -> list[dict] | None:
+    """What the change since `base_ref` re-recorded, pinned fixtures read from the store."""
+    if base_ref is None:
+        return None
+    return changes_since(Path.cwd(), base_ref, fixtures_dir, pinned_reader(fixtures_dir))
 
 
 def merge_command(
@@ -119,6 +149,7 @@ def _emit(text: str, output: Path | None) -> None:
 def register(app: typer.Typer) -> None:
     group = command_group("report", "Reports: PR summary, shard merge, JUnit XML.")
     group.command("summary", help=SUMMARY_HELP)(summary_command)
+    group.command("html", help=HTML_HELP)(html_command)
     group.command("merge")(merge_command)
     group.command("junit")(junit_command)
     group.command("from-junit")(from_junit_command)
