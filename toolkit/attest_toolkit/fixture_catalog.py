@@ -67,7 +67,7 @@ def entry(doc: fx.Fixture, path: Path, now: datetime | None = None) -> Entry:
 
 def age_days(recorded_at: str | None, now: datetime | None = None) -> int | None:
     """Whole days since `recorded_at` (an ISO time), or None when it is missing or unreadable."""
-    if not recorded_at:
+    if not recorded_at or not isinstance(recorded_at, str):
         return None
     try:
         stamp = datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from .errors import AttestError, read_text
+from .fixture_catalog import age_days
 from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
 from .validation import first_error, json_pointer
 
@@ -34,9 +35,13 @@ DEFAULTS: dict[str, Any] = {
     "max_live_cost_usd": None,
     "require_egress": "off",
     "require_isolation_verified": False,
+    "max_fixture_age_days": None,
+    "stale": "warn",
 }
+# Keys that only shape another rule (`stale`: what a fixture older than max_fixture_age_days does).
+MODIFIERS = frozenset({"stale"})
 # The order rules are evaluated and shown in: what the tests did first, then how the run was isolated.
-RULES = tuple(DEFAULTS)
+RULES = tuple(k for k in DEFAULTS if k not in MODIFIERS)
 RUN_RULES = frozenset({"require_egress", "require_isolation_verified"})
 TOP = -1  # the scope of the policy's own settings, as opposed to an override's index
 
@@ -72,6 +77,11 @@ class Policy:
 
     def setting(self, key: str, scope: int) -> Any:
         return self.settings[key] if scope == TOP else self.overrides[scope].settings[key]
+
+    def modifier(self, key: str, scope: int) -> Any:
+        """A modifier of the rule that chose `scope`: the override's own, else the policy's."""
+        own = {} if scope == TOP else self.overrides[scope].settings
+        return own.get(key, self.settings[key])
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -425,6 +435,36 @@ def _isolation(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResu
     return results
 
 
+def _fixture_age(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
+    """Fixtures recorded more than `max_fixture_age_days` ago (off when null), by the report's
+    `summary.fixtures`; `stale` says whether that warns or blocks."""
+    recorded = report["summary"].get("fixtures") or {}
+    results = []
+    for scope, tests in scopes.groups("max_fixture_age_days").items():
+        limit = policy.setting("max_fixture_age_days", scope)
+        if limit is None:
+            continue
+        ages = {path: age_days(facts.get("recorded_at")) for path, facts in recorded.items()}
+        old = {path for path, age in ages.items() if age is not None and age > limit}
+        involved = _ids(t for t in tests if old & set((t.get("replay") or {}).get("fixtures") or []))
+        used = {p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}
+        actual = max((ages[p] for p in used if ages.get(p) is not None), default=0)
+        stale = policy.modifier("stale", scope)
+        status = "blocked" if involved and stale == "block" else "ok"
+        unknown = len(used - {p for p, a in ages.items() if a is not None})
+        notes = (
+            [f"warning: {len(old & used)} fixture(s) older than {limit} days"]
+            if involved and stale == "warn"
+            else []
+        )
+        notes += [f"{unknown} fixture(s) of unknown age"] if unknown else []
+        results.append(
+            RuleResult("max_fixture_age_days", policy.scope_label(scope), limit, actual, status, involved,
+                       "; ".join(notes) or None)
+        )  # fmt: skip
+    return results
+
+
 _RULES = {
     "max_live_calls": _live_calls,
     "max_live_tool_calls": _count_limit("max_live_tool_calls", "tool_live"),
@@ -435,4 +475,5 @@ _RULES = {
     "not_evaluated": _not_evaluated,
     "require_egress": _egress,
     "require_isolation_verified": _isolation,
+    "max_fixture_age_days": _fixture_age,
 }

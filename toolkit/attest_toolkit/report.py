@@ -18,6 +18,8 @@ from typing import Any
 from . import __version__
 from .errors import AttestError, read_text
 from .fixture import atomic_write
+from .fixture_catalog import age_days
+from .fixture_catalog import models as fixture_models
 from .secret_names import is_secret_env_name
 from .secrets import Secrets, environment_secrets, is_env_secret
 from .validation import first_error
@@ -205,7 +207,32 @@ def build_report(
     """A schema-valid report-v2 from test rows; free-text fields are redacted on the way in."""
     rows = redact_tests(tests)
     summary = summarize(rows, egress, environment, usage=usage, duration=duration)
+    recorded = fixture_facts(rows)
+    if recorded:
+        summary["fixtures"] = recorded
     return validate_report({"version": VERSION, "tests": rows, "summary": summary})
+
+
+def fixture_facts(tests: list[Test], root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """When each fixture the tests replayed was recorded and which models answered, by its
+    repository-relative path, so the policy's age rule and the comment need no fixture files (the
+    publish workflow has none). A fixture that cannot be read here is left out."""
+    facts: dict[str, dict[str, Any]] = {}
+    for path in sorted({p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}):
+        relative = Path(path)
+        if relative.is_absolute() or ".." in relative.parts:
+            continue
+        try:
+            doc = json.loads((root or Path.cwd()).joinpath(relative).read_text(encoding="utf-8"))
+            recorded_at = (doc.get("source") or {}).get("recorded_at")
+            facts[path] = {
+                # only a time that reads as one: the file was not scanned, so nothing else is copied
+                "recorded_at": recorded_at if age_days(recorded_at) is not None else None,
+                "models": fixture_models(doc),
+            }
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            continue
+    return facts
 
 
 # --- merging shards ------------------------------------------------------------------------------
@@ -234,6 +261,9 @@ def merge_reports(reports: list[Report]) -> Report:
         duration=max((s["duration"] for s in summaries if "duration" in s), default=None),
     )
     _add_unattributed(summary["replay"], reports)
+    recorded = {path: facts for s in summaries for path, facts in (s.get("fixtures") or {}).items()}
+    if recorded:
+        summary["fixtures"] = dict(sorted(recorded.items()))
     return validate_report({"version": VERSION, "tests": tests, "summary": summary})
 
 

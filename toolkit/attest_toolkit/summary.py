@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
+from .fixture import name_of
+from .fixture_catalog import age_days
 from .fixture_diff import changes_between_dirs, fixture_changes
 from .fixture_sequence import Marked, label, mermaid
 from .progress import counted
@@ -185,6 +187,7 @@ class _View:
             "not_evaluated": [self._test_json(t, self.clean(t.get("reason"))) for t in self.not_evaluated],
             "verdict": self.verdict,
             "fixture_changes": self.fixture_changes,
+            "fixtures": summary.get("fixtures") or {},
         }
 
     def _test_json(self, test: Test, text: str) -> dict[str, Any]:
@@ -390,6 +393,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
         _md_policy(view),
         _md_fixtures(view),
         _md_paths(view),
+        _md_freshness(view),
     ]
     return head, [s for s in sections if s.rows]
 
@@ -515,6 +519,27 @@ def _md_paths(view: _View) -> _Section:
         if c.get("path")
     ]
     return _Section(f"### The agent's path in re-recorded fixtures ({len(rows)})", rows, [""])
+
+
+def _md_freshness(view: _View) -> _Section:
+    """Each replayed fixture's age and the models that answered, the oldest first (what trimming
+    keeps), so a reviewer sees what the replays stand in for."""
+    recorded = view.report["summary"].get("fixtures") or {}
+    aged = sorted(recorded.items(), key=lambda item: -(age_days(item[1]["recorded_at"]) or 0))
+    rows = [
+        f"| {_code(name_of(path))} | {_age_words(facts['recorded_at'])} | "
+        f"{', '.join(_code(label(m, 80)) for m in facts['models']) or '—'} |"
+        for path, facts in aged
+    ]
+    header = ["", "| Fixture | Recorded | Models (asked → answered) |", "|---|---|---|"]
+    return _Section(f"### Fixtures replayed ({len(rows)})", rows, header)
+
+
+def _age_words(recorded_at: str | None) -> str:
+    age = age_days(recorded_at)
+    return (
+        "unknown" if age is None or recorded_at is None else f"{recorded_at[:10]} ({counted(age, 'day')} ago)"
+    )
 
 
 # --- text ----------------------------------------------------------------------------------------
