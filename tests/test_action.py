@@ -471,3 +471,31 @@ def test_no_run_script_holds_an_expression() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     scripts = [s["run"] for s in action["runs"]["steps"] if "run" in s]
     assert scripts and not any("${{" in script for script in scripts)
+
+
+@pytest.mark.parametrize(
+    ("event", "base"),
+    [
+        ({"pull_request": {"base": {"sha": "a" * 40}}}, "a" * 40),
+        ({"merge_group": {"base_sha": "b" * 40, "head_sha": "c" * 40}}, "b" * 40),
+        ({"before": "d" * 40, "after": "e" * 40}, "d" * 40),
+    ],
+    ids=["pull_request", "merge_group", "push"],
+)
+def test_the_base_of_a_pull_request_a_merge_queue_and_a_push(event: dict[str, Any], base: str) -> None:
+    # What GitHub puts in each event (its webhook payloads): pull_request.base.sha,
+    # merge_group.base_sha, and a push's `before`.
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert interpolate(action["inputs"]["base"]["default"], {"github": {"event": event}}) == base
+
+
+def test_on_change_posts_nothing_for_a_clean_run_and_the_html_report_is_uploaded(project: Project) -> None:
+    result = project.run(base=project.head(), comment="on-change", **{"check-run": "false"})
+
+    assert result.returncode == 0, result.log
+    assert project.comments() == []
+    assert "comment not posted: nothing to tell a reviewer" in result.step("publish").stdout
+    [(_, action, given)] = [u for u in result.uses if u[0] == "Upload the HTML report"]
+    assert action.startswith("actions/upload-artifact@") and given["name"] == "attest-report-html"
+    page = Path(given["path"]).read_text(encoding="utf-8")
+    assert "2 replayed · 0 live model calls · $0.00" in page and "tests/test_alpha.py" in page

@@ -520,3 +520,46 @@ def test_an_unreadable_base_costs_only_that_section(actions: Actions) -> None:
     result = actions.publish(report, check_run=False, base_ref="main")
     assert result.comment is not None and result.comment.action == "created"
     assert "cannot compare fixtures with main" in actions.stdout.getvalue()
+
+
+# --- comment: on-change, and the HTML report's link -------------------------------------------------
+
+
+def test_on_change_posts_no_comment_for_a_run_with_nothing_to_tell(actions: Actions) -> None:
+    # Relies on: GET /repos/{o}/{r}/issues/{n}/comments lists the comments (no sticky one yet).
+    result = actions.publish(
+        report_file(actions.tmp, [row(1), row(2)]), check_run=False, comment_on_change=True
+    )
+    assert actions.gh.comments(REPO, PR) == []
+    assert result.comment is None
+    assert "comment not posted: nothing to tell a reviewer (comment: on-change)" in actions.stdout.getvalue()
+    assert not actions.gh.requests("POST")
+
+
+def test_on_change_posts_when_there_is_a_miss_and_keeps_an_existing_comment_true(actions: Actions) -> None:
+    missed = report_file(actions.tmp, [row(1, "failed", miss="replay miss: messages changed")], "missed.json")
+    actions.publish(missed, check_run=False, comment_on_change=True)
+    [comment] = actions.gh.comments(REPO, PR)
+    assert "messages changed" in comment["body"]
+    # the miss is fixed: nothing to tell, but the comment that said "miss" must not stay wrong
+    result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False, comment_on_change=True)
+    [comment] = actions.gh.comments(REPO, PR)
+    assert result.comment.action == "updated" and "messages changed" not in comment["body"]
+
+
+def test_the_comment_links_the_html_report(actions: Actions) -> None:
+    url = "https://github.com/owner/repo/actions/runs/42/artifacts/7"
+    actions.publish(report_file(actions.tmp, [row(1)]), check_run=False, report_url=url)
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    assert body.splitlines()[1] == f"- [The full report (HTML)]({url})"
+
+
+def test_a_report_url_that_could_add_markup_is_one_line_exit_3(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = report_file(actions.tmp, [row(1)])
+    code, _, err = actions.cli(
+        "--report", str(report), "--report-url", "https://x.test/a)[b](javascript:", capsys=capsys
+    )
+    assert code == 3 and err.count("\n") == 1 and "--report-url" in err
+    assert actions.gh.state.requests == []

@@ -142,7 +142,9 @@ def table_rows(heading: str) -> dict[str, list[str]]:
             break
         match = re.match(r"\|\s*`([\w-]+)`\s*\|(.*)\|\s*$", line)
         if match:
-            rows[match.group(1)] = [cell.strip() for cell in match.group(2).split("|")]
+            # a `|` inside a cell is written `\|`, as GitHub's tables need
+            cells = re.split(r"(?<!\\)\|", match.group(2))
+            rows[match.group(1)] = [cell.strip().replace("\\|", "|") for cell in cells]
     return rows
 
 

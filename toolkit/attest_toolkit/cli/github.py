@@ -31,6 +31,16 @@ def publish_command(
     ] = None,
     token_env: Annotated[str, Opt("--token-env", help="Variable holding the token.")] = "GITHUB_TOKEN",
     comment: Annotated[bool, Opt("--comment/--no-comment", help="The sticky PR comment.")] = True,
+    comment_on_change: Annotated[
+        bool,
+        Opt(
+            "--comment-on-change",
+            help="Post no new comment when the run has nothing to tell a reviewer (an existing one is kept true).",
+        ),
+    ] = False,
+    report_url: Annotated[
+        str | None, Opt("--report-url", help="Where the HTML report was uploaded: the comment links it.")
+    ] = None,
     summary: Annotated[bool, Opt("--summary/--no-summary", help="The job summary.")] = True,
     annotations: Annotated[
         bool, Opt("--annotations/--no-annotations", help="Annotations as workflow commands.")
@@ -66,6 +76,8 @@ def publish_command(
         policy=policy,
         token_env=token_env,
         comment=comment,
+        comment_on_change=comment_on_change,
+        report_url=report_url,
         summary=summary,
         annotations=annotations,
         check_run=check_run,

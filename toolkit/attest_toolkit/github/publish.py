@@ -12,6 +12,7 @@ report, policy, event file or artifact) is an error.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,8 @@ CHECK_RUN_NOTICE = "… trimmed to fit GitHub's check run summary limit; see the
 # Room left in a comment for the marker line and the safety trim's closing lines.
 COMMENT_MARGIN = 256
 CONCLUSIONS = {"pass": "success", "blocked": "failure", "not_evaluated": "neutral"}
+# A link in the comment's markdown: nothing that could end the link or add markup.
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,10 @@ class PublishOptions:
     base_ref: str | None = None  # show what the change re-recorded since this revision
     fixtures_dir: Path = Path("tests/attest/fixtures")
     bot_login: str = ACTIONS_BOT  # who an installation token comments as (GET /user answers it 403)
+    # on-change: a run with nothing to tell a reviewer posts no new comment (an existing one is
+    # still kept true), as Codecov's require_changes
+    comment_on_change: bool = False
+    report_url: str | None = None  # where the HTML report was uploaded; the comment links it
 
 
 @dataclass
@@ -126,6 +133,10 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
         context, options, prefix = _from_artifact(context, options)
     if options.report is None:
         raise UsageError("--report is required (or --from-artifact with a report beside attest-pr.json)")
+    if options.report_url is not None and not _SAFE_URL.fullmatch(options.report_url):
+        raise UsageError(
+            f"--report-url must be an https:// URL without spaces or brackets: {options.report_url!r}"
+        )
     report = load_report(options.report)
     token = env.get(options.token_env, "")
     if options.from_artifact is not None:
@@ -245,9 +256,16 @@ def _markdown(run: _Run, max_chars: int) -> str:
         max_chars=max_chars,
         verdict=run.verdict,
         fixture_changes=run.fixture_changes,
-        notes=[_gate_note(run)] if _gate_failed(run) else None,
+        notes=_notes(run),
     )
     return run.secrets.redact(text)
+
+
+def _notes(run: _Run) -> list[str] | None:
+    notes = [_gate_note(run)] if _gate_failed(run) else []
+    if run.options.report_url:
+        notes.append(f"[The full report (HTML)]({run.options.report_url})")
+    return notes or None
 
 
 def _gate_failed(run: _Run) -> bool:
@@ -317,14 +335,33 @@ def _comment_step(run: _Run, publisher: Publisher, result: PublishResult) -> Non
         if run.options.from_artifact is not None and not _head_still(run, publisher, pr):
             return
         markdown = _markdown(run, COMMENT_LIMIT - len(MARKER) - COMMENT_MARGIN)
-        result.comment = publisher.upsert_comment(pr.number, markdown)
+        create = not run.options.comment_on_change or _worth_telling(run)
+        result.comment = publisher.upsert_comment(pr.number, markdown, create=create)
     except ReadOnlyToken:
         raise
     except PublishError as exc:
         _warn(run, result, str(exc))
         return
+    if not result.comment.url:
+        _say(run, "attest: comment not posted: nothing to tell a reviewer (comment: on-change)")
+        result.comment = None
+        return
     extra = f" ({result.comment.deleted} duplicate(s) removed)" if result.comment.deleted else ""
     _say(run, f"attest: comment {result.comment.action}: {result.comment.url}{extra}")
+
+
+def _worth_telling(run: _Run) -> bool:
+    """Something a reviewer must see: a verdict other than pass, a miss, a failure, a test not
+    evaluated, a live call, drift, an unused recording, or a re-recorded fixture."""
+    replay = run.report["summary"]["replay"]
+    counts = ("misses", "live", "tool_live", "drift", "unused", "not_evaluated")
+    failed = any(t["outcome"] in ("failed", "error") for t in run.report["tests"])
+    return (
+        run.verdict.verdict != "pass"
+        or failed
+        or any(replay.get(k) for k in counts)
+        or bool(run.fixture_changes)
+    )
 
 
 def _head_still(run: _Run, publisher: Publisher, pr: PullRequest) -> bool:

@@ -275,11 +275,14 @@ class Publisher:
                 pass  # a concurrent publish removed it first
         return deleted
 
-    def upsert_comment(self, pr_number: int, markdown: str) -> CommentResult:
-        """The one sticky comment of the PR holds `markdown`: created, updated in place, or left alone."""
+    def upsert_comment(self, pr_number: int, markdown: str, *, create: bool = True) -> CommentResult:
+        """The one sticky comment of the PR holds `markdown`: created, updated in place, or left alone.
+        `create=False` edits an existing comment but posts no new one (`comment: on-change`)."""
         body = comment_body(markdown)
         with _calling("comment", self.retry.budget):
             found = self._sticky(pr_number)
+            if not found and not create:
+                return CommentResult("", "not posted", 0)
             if not found:
                 created = self._repo.get_issue(pr_number).create_comment(body)
                 # Two publishes racing may both have created one: keep the oldest, as a later run would.
