@@ -30,6 +30,7 @@ from typing import IO, Any
 import aiohttp
 from aiohttp import web
 
+from . import spend
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
@@ -151,6 +152,7 @@ class RecordingApp:
         self.otlp_requests = 0
         self.credentials: set[str] = set()
         self.base_url = ""
+        self.ceiling = spend.ceiling_from(env)  # --max-cost-usd: no live call once the calls reached it
         self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
 
     def build(self) -> web.Application:
@@ -199,6 +201,10 @@ class RecordingApp:
             replayed = await self.base.serve(request, provider, path, raw)
             if replayed is not None:
                 return replayed
+        refused = spend.refusal(self.ceiling, self.cost.usd, self.cost.unpriced)
+        if refused is not None:
+            self.fail(f"{request.method} {path}: {refused}")
+            return bad_gateway(provider, f"attest capture: {refused}")
         try:
             response, body = await self.live.forward(
                 request, provider, path, raw, lambda exchange: self.record(provider, exchange)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import typer
 
 from .. import capture as capturing
+from .. import fixture as fx
+from .. import spend
 from ..errors import UsageError
 
 NAME = typer.Option(
@@ -41,6 +44,14 @@ TOOL = typer.Option(
     metavar="VAR[=URL]",
     help="A tool server the agent reads from VAR (e.g. WEATHER_MCP_URL): recorded through the proxy. "
     "URL is the real server, default VAR's value. Repeatable.",
+)
+MAX_COST = typer.Option(
+    None,
+    "--max-cost-usd",
+    metavar="USD",
+    help="A spend ceiling: with --refresh, refuse to start when the fixture's recorded usage, priced from "
+    "the built-in table, is over it (or cannot be priced); in any capture, stop going live once the live "
+    "calls reached it (a call that cannot be priced stops it too), and write nothing.",
 )
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 
@@ -77,6 +88,7 @@ def capture(
     expect_fail: bool = EXPECT_FAIL,
     fixtures_dir: Path | None = FIXTURES_DIR,
     tool: list[str] = TOOL,
+    max_cost_usd: str | None = MAX_COST,
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
@@ -103,13 +115,17 @@ def capture(
     fixture, credential found, refresh not confirmed).
     """
     check_usage(command or [], name, refresh, yes, expect_fail, tool, only_misses)
+    ceiling = spend.parse_ceiling(max_cost_usd)
+    env = {**os.environ, **({spend.VARIABLE: repr(ceiling)} if ceiling is not None else {})}
     if refresh:
         plan = capturing.plan_refresh(refresh, fixtures_dir)
+        if ceiling is not None:
+            spend.check_estimate(fx.read_fixture(plan.path), ceiling, str(plan.path))
         capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr, only_misses)
-        capturing.refresh(plan, only_misses=only_misses)
+        capturing.refresh(plan, only_misses=only_misses, env=env)
     else:
         capturing.capture(
-            command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool
+            command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool, env=env
         )
     return 0
 
