@@ -25,6 +25,7 @@ from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import DEFAULT_DIR, fixture_path
+from .repeat import base_id, divergence, run_label
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
@@ -74,6 +75,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
     group.addoption(
+        "--attest-repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="Run each test that uses attest_replay N times (ids [attest-run1] ... [attest-runN]) and name "
+        "each one whose sequence of model requests differs between runs: a flaky agent.",
+    )
+    group.addoption(
         "--attest-record",
         choices=record.RECORD_MODES,
         default=None,
@@ -90,6 +99,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[PLUGIN] = plugin
     plugin.install_guard()
     plugin.start_front()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`--attest-repeat N`: each test that replays runs N times, as pytest-repeat does it."""
+    count = metafunc.config.getoption("attest_repeat", 1) or 1
+    if count > 1 and "attest_replay" in metafunc.fixturenames:
+        metafunc.fixturenames.append("attest_run")
+        metafunc.parametrize("attest_run", range(1, count + 1), ids=run_label)
+
+
+@pytest.fixture
+def attest_run(request: pytest.FixtureRequest) -> int:
+    """Which run of a repeated test this is (`--attest-repeat N`), from 1."""
+    return int(getattr(request, "param", 1))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -219,6 +242,7 @@ class AttestPlugin:
         self.engines: dict[str | None, EngineProcess] = {}
         self.active: ReplayHandle | None = None
         self.rows: dict[str, dict[str, Any]] = {}
+        self.keys: dict[str, list[str]] = {}  # each test's model request keys, for --attest-repeat
         self._guard_installed = False
         self.record_mode, self.record_refusal = record.resolve(config)
         if self.guard and self.record_mode not in (None, "none"):
@@ -364,6 +388,7 @@ class AttestPlugin:
             "unpriced": sum(r["unpriced"] for r in replays),
             "unused": sum(r.get("unused", 0) for r in replays),
             "misses": len(misses),
+            "keys": [k for r in replays for k in r.get("keys", [])],  # kept out of the report's row
         }
         for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
             if any(r.get(key) for r in replays):
@@ -430,6 +455,7 @@ class AttestPlugin:
         self.recorded_lines += props.get(RECORDED, [])
         if PROPERTY in props:
             facts = dict(props[PROPERTY])
+            self.keys[report.nodeid] = facts.pop("keys", [])
             if "miss" in facts:
                 facts["miss"] = {k: v for k, v in facts["miss"].items() if k != "not_evaluated"}
             row["replay"] = facts
@@ -487,8 +513,28 @@ class AttestPlugin:
     def pytest_report_header(self) -> list[str]:
         return [self.record_refusal] if self.record_refusal else []
 
+    def mark_flaky(self) -> list[str]:
+        """Rows of a repeated test whose runs sent different requests get `replay.flaky`; the lines
+        that name them."""
+        runs: dict[str, dict[int, str]] = {}
+        for nodeid in self.rows:
+            own, number = base_id(nodeid)
+            if number is not None and nodeid in self.keys:
+                runs.setdefault(own, {})[number] = nodeid
+        lines = []
+        for own, by_number in runs.items():
+            flaky = divergence([self.keys[by_number[n]] for n in sorted(by_number)])
+            if flaky is None:
+                continue
+            lines.append(f"attest repeat: flaky: {own}: {flaky}")
+            for nodeid in by_number.values():
+                self.rows[nodeid].setdefault("replay", {})["flaky"] = flaky
+        return lines
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.recorded_lines:
+            terminalreporter.write_line(line)
+        for line in self.mark_flaky():
             terminalreporter.write_line(line)
         if any("replay" in r for r in self.rows.values()):
             totals = self.totals()
@@ -498,6 +544,7 @@ class AttestPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):
+            self.mark_flaky()
             built = reports.build_report(
                 list(self.rows.values()),
                 egress=egress_facts(self.guard),

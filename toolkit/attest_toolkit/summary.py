@@ -13,6 +13,7 @@ from .fixture_catalog import age_days
 from .fixture_diff import changes_between_dirs, fixture_changes
 from .fixture_sequence import Marked, label, mermaid
 from .progress import counted
+from .repeat import base_id
 from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, run_secrets
 from .secrets import Secrets
 
@@ -188,6 +189,7 @@ class _View:
             "verdict": self.verdict,
             "fixture_changes": self.fixture_changes,
             "fixtures": summary.get("fixtures") or {},
+            "flaky": _flaky(self.report),
         }
 
     def _test_json(self, test: Test, text: str) -> dict[str, Any]:
@@ -388,6 +390,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
         head.append("- No replay misses and no failures.")
     sections = [
         _md_misses(view, links),
+        _md_flaky(view),
         _md_failures(view, links),
         _md_not_evaluated(view, links),
         _md_policy(view),
@@ -406,6 +409,24 @@ def _md_misses(view: _View, links: _Links) -> _Section:
         rows.append(f"| {links.location(*miss_location(test))} | {_code(test['id'])} | {_code(message)} |")
     header = ["", "| Where | Test | Miss |", "|---|---|---|"]
     return _Section(f"### Replay misses ({len(rows)})", rows, header)
+
+
+def _md_flaky(view: _View) -> _Section:
+    """Tests whose repeated runs (`--attest-repeat`) sent different requests, once per test."""
+    flaky = _flaky(view.report)
+    rows = [f"| {_code(test)} | {_code(how)} |" for test, how in flaky.items()]
+    header = ["", "Replayed several times, these sent different requests from run to run:", "",
+              "| Test | How the runs differed |", "|---|---|"]  # fmt: skip
+    return _Section(f"### Flaky agents ({len(rows)})", rows, header)
+
+
+def _flaky(report: Report) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for test in report["tests"]:
+        how = (test.get("replay") or {}).get("flaky")
+        if how:
+            found.setdefault(base_id(test["id"])[0], how)
+    return found
 
 
 def _md_failures(view: _View, links: _Links) -> _Section:

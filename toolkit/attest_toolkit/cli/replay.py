@@ -12,6 +12,7 @@ from .. import engine
 from ..engine.runner import print_outcome
 from ..errors import UsageError
 from ..fixture import fixture_path
+from ..repeat import divergence
 
 EXIT_PASS, EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_COULD_NOT_RUN = 0, 1, 2, 3
 
@@ -65,6 +66,14 @@ MATCH = typer.Option(
     "calls than recorded miss either way.",
 )
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
+REPEAT = typer.Option(
+    1,
+    "--repeat",
+    min=1,
+    metavar="N",
+    help="Replay the command N times, each against a fresh session, and exit 2 when the runs sent different "
+    "sequences of requests (a flaky agent), naming the first call that differs.",
+)
 NETWORK = typer.Option(
     "off",
     "--network",
@@ -75,24 +84,25 @@ NETWORK = typer.Option(
 
 
 def inner_argv(
-    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict"
+    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict", repeat: int = 1
 ) -> list[str]:
     """This replay again, for running inside the sandbox with the network already off."""
     from ..sandbox.strategy import boot_argv  # not `python -m`: the working directory may hold a look-alike
 
     argv = [*boot_argv("attest_toolkit.cli"), "replay", "--mode", mode, "--network", "off"]
     argv += ["--match", match] if match != "strict" else []
+    argv += ["--repeat", str(repeat)] if repeat > 1 else []
     for path in fixtures:
         argv += ["--fixture", str(path)]
     return argv + (["--no-live"] if no_live else []) + ["--", *command]
 
 
 def replay_isolated(
-    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict"
+    command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict", repeat: int = 1
 ) -> int:
     from ..sandbox import run_isolated
 
-    result = run_isolated(inner_argv(command, fixtures, mode, no_live, match), network="none")
+    result = run_isolated(inner_argv(command, fixtures, mode, no_live, match, repeat), network="none")
     egress = result.egress
     verified = "verified" if egress["isolation_verified"] else "NOT verified"
     print(f"attest replay: network none ({egress.get('strategy')}), isolation {verified}", file=sys.stderr)
@@ -108,6 +118,7 @@ def replay(
     fixtures_dir: Path | None = FIXTURES_DIR,
     network: str = NETWORK,
     match: str = MATCH,
+    repeat: int = REPEAT,
 ) -> int:
     """Run CMD against recorded model traffic. Exit 0 pass, 1 the command failed, 2 replay diverged, 3 could not run."""
     fixtures, chosen = resolve_fixtures(name, fixture, fixtures_dir), resolve_mode(mode)
@@ -118,13 +129,23 @@ def replay(
     if not command:
         raise UsageError("no command given; put it after `--`")
     if network == "none":
-        return replay_isolated(command, [p.resolve() for p in fixtures], chosen, no_live, match)
+        return replay_isolated(command, [p.resolve() for p in fixtures], chosen, no_live, match, repeat)
     env = dict(os.environ)
     if network == "guard":
         env["ATTEST_EGRESS"], no_live = "block", True
-    run = engine.run_command(command, fixtures, chosen, no_live, env, match)
-    print_outcome(run.summary)
-    return exit_code(run)
+    runs = []
+    for _ in range(repeat):
+        runs.append(engine.run_command(command, fixtures, chosen, no_live, env, match))
+        print_outcome(runs[-1].summary)
+    code = max(exit_code(run) for run in runs)
+    if repeat == 1:
+        return code
+    flaky = divergence([run.summary.get("keys", []) for run in runs])
+    if flaky is None:
+        print(f"attest replay: repeated {repeat} times: the same requests in every run")
+        return code
+    print(f"attest replay: flaky: {flaky}", file=sys.stderr)
+    return max(code, EXIT_DIVERGED)
 
 
 def register(app: typer.Typer) -> None:

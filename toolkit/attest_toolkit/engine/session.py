@@ -27,6 +27,9 @@ def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
     return "strict" if env.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "auto"
 
 
+KEY_PREFIX = 12  # enough to tell calls apart, short enough for a summary line
+
+
 @dataclass
 class Counters:
     replayed: int = 0
@@ -38,6 +41,9 @@ class Counters:
     tool_live: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
     drifts: list[dict[str, Any]] = field(default_factory=list)
+    # The request key of each model call in order (a prefix): two runs of a deterministic agent send
+    # the same sequence (`--repeat` compares them).
+    keys: list[str] = field(default_factory=list)
 
 
 class Session:
@@ -79,6 +85,7 @@ class Session:
         endpoint: str,
         parts: tuple[dict, ...] | None = None,
     ) -> Recording | Miss:
+        self.counters.keys.append(key[:KEY_PREFIX])
         if self.match == "lenient":
             found = self._by_position(key, hashes, model)
             return self._hinted(found) if isinstance(found, Miss) else found
@@ -99,6 +106,7 @@ class Session:
         position = self._next(key)
         if position is None or self.recordings[position].wire is None:
             return None
+        self.counters.keys.append(key[:KEY_PREFIX])
         return self._take(key, position)
 
     def _next(self, key: str) -> int | None:
@@ -202,4 +210,5 @@ class Session:
             "tool_unused": self.tools.unused,
             "tool_replayed": c.tool_replayed,
             "tool_live": c.tool_live,
+            "keys": list(c.keys),
         }

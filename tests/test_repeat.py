@@ -1,0 +1,143 @@
+"""Flaky agents: `attest replay --repeat N` and `pytest --attest-repeat N` replay the same run several
+times and name what sent a different sequence of requests, with the official openai SDK."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from attest_toolkit.repeat import base_id, divergence
+from attest_toolkit.summary import render
+from attest_toolkit.validation import load_schema
+from conftest import chat_request, chat_response, clean_env, exchange, run_cli, scrub, write_fixture
+
+# Asks two questions; with FLIP_FILE set, in the other order on every second run (a flaky agent:
+# think parallel tool calls whose answers arrive in any order).
+AGENT = """
+import os, sys
+from pathlib import Path
+import openai
+
+questions = ["question A", "question B"]
+state = os.environ.get("FLIP_FILE")
+if state:
+    runs = int(Path(state).read_text() or 0) if Path(state).exists() else 0
+    Path(state).write_text(str(runs + 1))
+    if runs % 2:
+        questions.reverse()
+client = openai.OpenAI(max_retries=0)
+for q in questions:
+    client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": q}])
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_fixture(
+        tmp_path / "fixtures",
+        "two",
+        [
+            exchange(chat_request(q, system=None), chat_response(f"answer {q}"))
+            for q in ("question A", "question B")
+        ],
+    )
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    return tmp_path
+
+
+def replay(project: Path, repeat: str, **env: str):
+    argv = ["replay", "--name", "two", "--fixtures-dir", "fixtures", "--mode", "strict", "--repeat", repeat]
+    return run_cli([*argv, "--", sys.executable, "agent.py"], cwd=project, env=clean_env(**env))
+
+
+def test_a_deterministic_agent_repeats_the_same_requests(project: Path):
+    done = replay(project, "3")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines.count("attest replay: 2 replayed · 0 live model calls · $0.00") == 3
+    assert lines[-1] == "attest replay: repeated 3 times: the same requests in every run"
+
+
+def test_an_agent_whose_requests_change_order_is_named_flaky_and_exits_2(project: Path):
+    done = replay(project, "2", FLIP_FILE=str(project / "runs"))
+    # every run hits its recordings (identical requests are found by key, in any order)...
+    assert done.stdout.splitlines().count("attest replay: 2 replayed · 0 live model calls · $0.00") == 2
+    # ...but the sequence differed, which CI would meet as a miss by chance
+    assert done.returncode == 2
+    assert (
+        "attest replay: flaky: the request keys differ between run 1 and run 2 at model call 1" in done.stderr
+    )
+
+
+def test_divergence_names_the_first_differing_call_or_the_counts():
+    assert divergence([["a", "b"], ["a", "b"], ["a", "b"]]) is None
+    assert (
+        divergence([["a", "b"], ["a", "c"]])
+        == "the request keys differ between run 1 and run 2 at model call 2"
+    )
+    assert divergence([["a"], ["a"], ["a", "b"]]) == "run 1 made 1 model calls and run 3 made 2"
+    assert base_id("tests/t.py::test_x[attest-run2]") == ("tests/t.py::test_x", 2)
+    assert base_id("tests/t.py::test_x[p1-attest-run3]") == ("tests/t.py::test_x[p1]", 3)
+    assert base_id("tests/t.py::test_x[p1]") == ("tests/t.py::test_x[p1]", None)
+
+
+PYTEST_AGENT = """
+import itertools, openai
+RUNS = itertools.count()
+
+def ask(flip):
+    questions = ["question A", "question B"]
+    if flip and next(RUNS) % 2:
+        questions.reverse()
+    client = openai.OpenAI(max_retries=0)
+    for q in questions:
+        client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": q}])
+"""
+
+PYTEST_TESTS = """
+import agent
+
+def test_steady(attest_replay):
+    with attest_replay("two"):
+        agent.ask(flip=False)
+
+def test_flaky(attest_replay):
+    with attest_replay("two"):
+        agent.ask(flip=True)
+"""
+
+
+def test_pytest_attest_repeat_names_the_flaky_test_in_the_terminal_the_report_and_the_comment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
+    scrub(monkeypatch)
+    write_fixture(
+        pytester.path / "tests" / "attest" / "fixtures",
+        "two",
+        [
+            exchange(chat_request(q, system=None), chat_response(f"answer {q}"))
+            for q in ("question A", "question B")
+        ],
+    )
+    pytester.makepyfile(agent=PYTEST_AGENT, test_agent=PYTEST_TESTS)
+    result = pytester.runpytest_subprocess(
+        "--attest-replay=strict", "--attest-repeat=3", "--attest-report=report.json", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=6)
+    flaky = "the request keys differ between run 1 and run 2 at model call 1"
+    result.stdout.fnmatch_lines([f"attest repeat: flaky: test_agent.py::test_flaky: {flaky}"])
+    assert "test_steady" not in "".join(line for line in result.outlines if line.startswith("attest repeat"))
+    report = json.loads((pytester.path / "report.json").read_text())
+    jsonschema.validate(report, load_schema("report-v2.schema.json"))
+    rows = {row["id"]: row for row in report["tests"]}
+    assert sorted(rows) == sorted(
+        f"test_agent.py::test_{t}[attest-run{n}]" for t in ("steady", "flaky") for n in (1, 2, 3)
+    )
+    assert all("flaky" in rows[f"test_agent.py::test_flaky[attest-run{n}]"]["replay"] for n in (1, 2, 3))
+    assert not any("flaky" in rows[f"test_agent.py::test_steady[attest-run{n}]"]["replay"] for n in (1, 2, 3))
+    comment = render(report, "markdown")
+    section = comment[comment.index("### Flaky agents (1)") :].splitlines()
+    assert section[6] == f"| `test_agent.py::test_flaky` | `{flaky}` |"
