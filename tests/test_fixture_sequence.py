@@ -9,9 +9,10 @@ from pathlib import Path
 
 from attest_toolkit import fixture as fx
 from attest_toolkit.fixture_sequence import MAX_STEPS, Marked, Step, compare, label, mermaid, sequence
+from attest_toolkit.report import build_report
 from attest_toolkit.summary import changes_between_dirs, render
 from conftest import REPO, chat_request, chat_response, exchange, run_cli, write_fixture
-from report_factory import make_report
+from report_factory import make_miss, make_report, make_test, replay_facts
 
 EXAMPLE = REPO / "examples" / "fixtures" / "example.attest.json"
 
@@ -103,7 +104,7 @@ def test_the_comment_draws_each_re_recorded_fixtures_path_base_against_head(tmp_
     agent_fixture(head, "refund", [("lookup_order", '{"order_id": "O-2000"}'), ("notify", "{}")])
     changes = changes_between_dirs(base, head)
     comment = render(make_report(), "markdown", fixture_changes=changes)
-    section = comment[comment.index("### The agent's path in re-recorded fixtures (1)") :]
+    section = comment[comment.index("### The agent's path (1)") :]
     assert "<details><summary>refund: changed</summary>" in section
     diagram = section[section.index("```mermaid\n") + 11 : section.index("\n```\n")]
     assert diagram.startswith("sequenceDiagram\n")
@@ -142,3 +143,25 @@ def test_fixture_list_names_a_bad_file_in_one_line_and_exits_3(tmp_path: Path):
     assert "good" in done.stdout
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("attest: ") and "broken.attest.json" in line and "Traceback" not in done.stderr
+
+
+def test_the_comment_draws_a_missed_fixtures_path_with_the_call_that_missed(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    directory = tmp_path / "tests" / "attest" / "fixtures"
+    directory.mkdir(parents=True)
+    agent_fixture(directory, "refund", [("lookup_order", "{}")])
+    fixture = "tests/attest/fixtures/refund.attest.json"
+    miss = make_miss(component="system")
+    miss["fixture"] = fixture
+    missed = make_test(
+        "tests/test_r.py::test_r", "failed", replay=replay_facts(1, misses=1, miss=miss, fixtures=[fixture])
+    )
+    report = build_report([missed], egress={"mode": "off", "isolation_verified": False})
+    comment = render(report, "markdown")
+    section = comment[comment.index("### The agent's path (1)") :]
+    assert "<details><summary>refund: missed at model call 2 in tests/test_r.py::test_r</summary>" in section
+    diagram = section[section.index("```mermaid\n") + 11 : section.index("\n```\n")]
+    lines = diagram.splitlines()
+    second = lines.index("  A->>M: chat/completions gpt-4o")  # the first call was replayed...
+    assert lines[second + 1 :].count("  A->>M: chat/completions gpt-4o") == 1
+    assert "  Note over A,M: missed (system changed)" in lines  # ...the second one missed

@@ -256,6 +256,24 @@ def diagram(doc: Fixture) -> str:
     return mermaid([Marked(step, "same") for step in sequence(doc)])
 
 
+def recorded_path(doc: Fixture) -> list[dict[str, Any]]:
+    """The fixture's calls as rows of `Marked.as_json`, none marked."""
+    return [Marked(step, "same").as_json() for step in sequence(doc)]
+
+
+def missed_at(rows: list[dict[str, Any]], replayed: int, component: str) -> list[Marked]:
+    """The recorded path with the model call after the `replayed` ones marked as the one that missed."""
+    marked, model_calls = [], 0
+    for row in rows:
+        item = Marked.of_json(row)
+        if item.step.actor == MODEL:
+            model_calls += 1
+            if model_calls == replayed + 1:
+                item = Marked(item.step, "missed", label(f"{component} changed" if component else ""))
+        marked.append(item)
+    return marked
+
+
 def changed_path(base_doc: Fixture | None, head_doc: Fixture | None) -> list[dict[str, Any]]:
     """The head's path marked against the base's (an added fixture: every step added), as rows of
     `Marked.as_json` for reports; `mermaid` and the HTML page draw them."""

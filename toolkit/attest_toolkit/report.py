@@ -20,6 +20,7 @@ from .errors import AttestError, read_text
 from .fixture import atomic_write
 from .fixture_catalog import age_days
 from .fixture_catalog import models as fixture_models
+from .fixture_sequence import recorded_path
 from .secret_names import is_secret_env_name
 from .secrets import Secrets, environment_secrets, is_env_secret
 from .validation import first_error
@@ -218,6 +219,7 @@ def fixture_facts(tests: list[Test], root: Path | None = None) -> dict[str, dict
     repository-relative path, so the policy's age rule and the comment need no fixture files (the
     publish workflow has none). A fixture that cannot be read here is left out."""
     facts: dict[str, dict[str, Any]] = {}
+    missed = {p for t in tests if (t.get("replay") or {}).get("misses") for p in t["replay"]["fixtures"]}
     for path in sorted({p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}):
         relative = Path(path)
         if relative.is_absolute() or ".." in relative.parts:
@@ -229,6 +231,8 @@ def fixture_facts(tests: list[Test], root: Path | None = None) -> dict[str, dict
                 # only a time that reads as one: the file was not scanned, so nothing else is copied
                 "recorded_at": recorded_at if age_days(recorded_at) is not None else None,
                 "models": fixture_models(doc),
+                # a missed fixture's recorded calls: the comment draws how far the agent got
+                **({"path": recorded_path(doc)} if path in missed else {}),
             }
         except (OSError, ValueError, AttributeError, KeyError, TypeError):
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from urllib.parse import quote
 from .fixture import name_of
 from .fixture_catalog import age_days
 from .fixture_diff import changes_between_dirs, fixture_changes
-from .fixture_sequence import Marked, label, mermaid
+from .fixture_sequence import Marked, label, mermaid, missed_at
 from .progress import counted
 from .repeat import base_id
 from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, run_secrets
@@ -531,15 +532,30 @@ def _md_fixtures(view: _View) -> _Section:
 
 
 def _md_paths(view: _View) -> _Section:
-    """Each re-recorded fixture's calls, base against head, as a collapsed Mermaid diagram. The
-    diagram's labels keep an alphabet without backticks or markup (`fixture_sequence.label`)."""
+    """Each re-recorded fixture's calls, base against head, and each missed fixture's recorded calls
+    with the call that missed marked, as collapsed Mermaid diagrams. Labels keep an alphabet without
+    backticks or markup (`fixture_sequence.label`)."""
     rows = [
-        f"<details><summary>{label(c['name'])}: {label(c['status'])}</summary>\n\n"
-        f"```mermaid\n{mermaid([Marked.of_json(r) for r in c['path']])}\n```\n\n</details>"
+        _diagram(f"{label(c['name'])}: {label(c['status'])}", [Marked.of_json(r) for r in c["path"]])
         for c in view.fixture_changes
         if c.get("path")
     ]
-    return _Section(f"### The agent's path in re-recorded fixtures ({len(rows)})", rows, [""])
+    recorded = view.report["summary"].get("fixtures") or {}
+    for test in view.misses:
+        replay = test["replay"]
+        miss = replay.get("miss") or {}
+        rows_of = (recorded.get(miss.get("fixture") or "") or {}).get("path")
+        if rows_of:
+            where = f"model call {replay.get('replayed', 0) + 1}"
+            title = f"{label(name_of(miss['fixture']))}: missed at {where} in {html.escape(test['id'])}"
+            rows.append(
+                _diagram(title, missed_at(rows_of, replay.get("replayed", 0), miss.get("component") or ""))
+            )
+    return _Section(f"### The agent's path ({len(rows)})", rows, [""])
+
+
+def _diagram(title: str, marked: list[Marked]) -> str:
+    return f"<details><summary>{title}</summary>\n\n```mermaid\n{mermaid(marked)}\n```\n\n</details>"
 
 
 def _md_freshness(view: _View) -> _Section:
