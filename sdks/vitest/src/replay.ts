@@ -18,7 +18,7 @@ import path from "node:path";
 
 import { onTestFinished, type TestContext, TestRunner } from "vitest";
 
-import { ServeSession, type ReplaySummary } from "./engine.js";
+import { type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
 import { type AttestMeta, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
@@ -73,9 +73,11 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
   const fixture = path.resolve(options.fixturesDir ?? DEFAULT_FIXTURES_DIR, name + SUFFIX);
   const owner = { name };
   active = owner;
-  let session: ServeSession;
+  let engine: WorkerEngine;
+  let session: OpenSession;
   try {
-    session = await ServeSession.start({ enginePath: options.enginePath ?? "attest-engine", fixture, mode, noLive: block });
+    engine = await workerEngine(options.enginePath ?? "attest-engine");
+    session = await engine.open({ fixture, mode, noLive: block });
   } catch (error) {
     active = undefined;
     throw error;
@@ -90,7 +92,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
       restore(saved);
       if (block) guard.uninstall();
       if (active === owner) active = undefined;
-      stopping = session.stop();
+      stopping = engine.close(session.id);
     }
     return stopping;
   };
