@@ -170,6 +170,7 @@ export class WorkerEngine {
     if (this.waiting !== undefined) {
       const waiting = this.waiting;
       this.waiting = undefined;
+      (this.child.stdout as unknown as { unref(): void }).unref();
       waiting(line);
     } else if (line !== undefined) {
       this.replies.push(line);
@@ -180,6 +181,8 @@ export class WorkerEngine {
   private nextLine(): Promise<string | undefined> {
     const line = this.replies.shift();
     if (line !== undefined || this.exitCode !== undefined) return Promise.resolve(line);
+    // Awaited, the reply keeps the process alive (idle, the engine does not: see the constructor).
+    (this.child.stdout as unknown as { ref(): void }).ref();
     return new Promise((resolve) => (this.waiting = resolve));
   }
 

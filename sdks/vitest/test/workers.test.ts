@@ -10,7 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 
 import { afterAll, describe, expect, it } from "vitest";
 
-import { PACKAGE } from "./helpers.js";
+import { PACKAGE, REPO } from "./helpers.js";
 
 const PROJECT = path.join(PACKAGE, "test", "projects", "workers");
 const VITEST = path.join(PACKAGE, "node_modules", "vitest", "vitest.mjs");
@@ -99,4 +99,23 @@ it("fails the test that saw its engine die in one line, and replaces the engine 
   expect(run.results["replays on a new engine"].status).toBe("passed");
   expect(run.engines).toHaveLength(2);
   expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("keeps a plain Node process alive while it waits for the engine, and lets it exit when idle", () => {
+  const fixture = path.join(REPO, "examples", "fixtures", "example.attest.json");
+  const script = [
+    `const { workerEngine } = await import(${JSON.stringify(path.join(PACKAGE, "dist", "engine.js"))});`,
+    "const engine = await workerEngine(process.env.ATTEST_TEST_ENGINE);",
+    `const session = await engine.open({ fixture: ${JSON.stringify(fixture)}, mode: "strict", noLive: true });`,
+    "const summary = await engine.close(session.id);",
+    'console.log("recorded=" + summary.recorded);',
+  ].join("\n");
+  const pids = path.join(dir, "plain.pids");
+  const done = spawnSync("node", ["--input-type=module", "-e", script], {
+    env: { ...process.env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(done.status, done.stderr).toBe(0);
+  expect(done.stdout.trim()).toBe("recorded=2");
 });
