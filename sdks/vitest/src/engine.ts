@@ -50,6 +50,16 @@ const STDERR_KEPT = 4000;
 // test files that each evaluate this module afresh (isolation) still share the worker's engine.
 const ENGINES = Symbol.for("@attest-ai/vitest.engines");
 type Registry = Map<string, WorkerEngine>;
+export const DEFAULT_ENGINE = "attest-engine";
+
+/**
+ * Start the worker's default engine now, without waiting for it, so that its start overlaps the test
+ * file's own imports rather than the first test. A failure to start is not reported here: the first
+ * useReplay starts it again and reports it.
+ */
+export function startEarly(enginePath = DEFAULT_ENGINE): void {
+  workerEngine(enginePath).catch(() => undefined);
+}
 
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
 export async function workerEngine(enginePath: string): Promise<WorkerEngine> {

@@ -18,7 +18,7 @@ import path from "node:path";
 
 import { onTestFinished, type TestContext, TestRunner } from "vitest";
 
-import { type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
+import { DEFAULT_ENGINE, type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
 import { type AttestMeta, type Location, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
@@ -83,7 +83,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
   let engine: WorkerEngine;
   let session: OpenSession;
   try {
-    engine = await workerEngine(options.enginePath ?? "attest-engine");
+    engine = await workerEngine(options.enginePath ?? DEFAULT_ENGINE);
     session = await engine.open({ fixture, mode, noLive: block });
   } catch (error) {
     active = undefined;

@@ -3,7 +3,7 @@
 // test replays on its own session, a worker starts one engine whatever its test count, an engine that
 // dies fails the test that saw it in one line and is replaced, and no engine outlives the run.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -28,13 +28,17 @@ interface Run {
 
 /** Run the project as a user would, with the engine wrapper; the engines it started, by pid. */
 function runProject(name: string, ...args: string[]): Run {
+  return runWith({}, name, ...args);
+}
+
+function runWith(extra: Record<string, string>, name: string, ...args: string[]): Run {
   const pids = path.join(dir, `${name}.pids`);
   const json = path.join(dir, `${name}.json`);
   const dropped = new Set(["CI", "ATTEST_REPLAY", "FORCE_COLOR"]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && !dropped.has(k)));
   const done = spawnSync("node", [VITEST, "run", "--reporter=json", `--outputFile=${json}`, ...args], {
     cwd: PROJECT,
-    env: { ...env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids, NO_COLOR: "1" },
+    env: { ...env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids, NO_COLOR: "1", ...extra },
     encoding: "utf8",
   });
   const report = JSON.parse(readFileSync(json, "utf8"));
@@ -84,6 +88,19 @@ describe.each([
 
 it("starts one engine for a worker that runs every file, without isolation", async () => {
   const run = runProject("one-worker", "--no-isolate", "--maxWorkers=1", "first.test.ts", "second.test.ts");
+  expect(run.status, run.output).toBe(0);
+  expect(run.engines).toHaveLength(1);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts the default engine while the file imports, and every test uses it", async () => {
+  // attest-engine on PATH is a wrapper that writes down each engine, then runs the real one.
+  const real = spawnSync("sh", ["-c", "command -v attest-engine"], { encoding: "utf8" }).stdout.trim();
+  const bin = path.join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, "attest-engine"), `#!/bin/sh\necho $$ >> "$ATTEST_TEST_PIDS"\nexec ${real} "$@"\n`);
+  chmodSync(path.join(bin, "attest-engine"), 0o755);
+  const run = runWith({ PATH: bin + path.delimiter + process.env.PATH }, "early", "early.test.ts");
   expect(run.status, run.output).toBe(0);
   expect(run.engines).toHaveLength(1);
   expect(await allEnded(run.engines)).toBe(true);
