@@ -141,7 +141,7 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     per, start = calls["per_call"], calls["startup"]
     rows: list[Row] = []
     for kind, label in (("plain", "non-streamed"), ("stream", "40-event stream")):
-        for other in ("msw", "nock", "aimock", "node:http"):
+        for other in ("msw", "nock", "aimock", "node:http", "node:http, own process"):
             target = PER_CALL_TARGET if other == "msw" else None
             ours, theirs = per["attest"][kind] / 1e3, per[other][kind] / 1e3
             rows.append(row(f"per call, {label}: attest vs {other}", ours, theirs, target))

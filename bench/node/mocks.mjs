@@ -2,6 +2,7 @@
 // recorded bytes (routes.json, written by ../node_suite.py from the engine's own recordings):
 // attest (an `attest-engine serve` session), msw, nock, aimock and a bare node:http server.
 // Each has enable() and disable(), so the variants can take turns in one process.
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -96,8 +97,8 @@ export async function nock() {
 }
 
 /** A bare node:http server on loopback: no lookup, the recorded bytes, one write per event. */
-export async function bare() {
-  const server = http.createServer((request, response) => {
+export function bareServer() {
+  return http.createServer((request, response) => {
     const chunks = [];
     request.on("data", (chunk) => chunks.push(chunk));
     request.on("end", () => {
@@ -107,6 +108,10 @@ export async function bare() {
       response.end(chosen.events ? undefined : chosen.body);
     });
   });
+}
+
+export async function bare() {
+  const server = bareServer();
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${server.address().port}/v1`;
   return {
@@ -116,6 +121,23 @@ export async function bare() {
     },
     async disable() {},
     close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * The same bare server in a process of its own, as the engine is: what crossing to another process
+ * costs a call, with no lookup at all.
+ */
+export async function bareProcess() {
+  const child = spawn(process.execPath, [path.join(HERE, "bare_server.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise((resolve) => child.stdout.once("data", (data) => resolve(String(data).trim())));
+  return {
+    name: "node:http, own process",
+    async enable() {
+      return `http://127.0.0.1:${port}/v1`;
+    },
+    async disable() {},
+    close: async () => child.kill(),
   };
 }
 
@@ -135,4 +157,4 @@ export async function aimock() {
   };
 }
 
-export const VARIANTS = { attest, msw, nock, aimock, "node:http": bare };
+export const VARIANTS = { attest, msw, nock, aimock, "node:http": bare, "node:http, own process": bareProcess };
