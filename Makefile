@@ -48,7 +48,14 @@ test: $(BIN)/attest $(INSTRUCTOR) $(WASM) $(VITEST_DEPS) $(OPENAPI)
 	$(BIN)/ruff format --check toolkit tests bench examples
 	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(BIN)/pytest -q -n 2
 
-bench: $(BIN)/attest
+# The Node suite's dependencies (msw, nock, aimock, the openai package, Vitest), from bench/node's lockfile.
+BENCH_NODE_DEPS := bench/node/node_modules/.package-lock.json
+$(BENCH_NODE_DEPS): bench/node/package-lock.json
+	@if command -v npm >/dev/null; then cd bench/node && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json; \
+	else echo "npm not found: the Node benchmarks will be skipped"; fi
+
+bench: $(BIN)/attest $(VITEST_DEPS) $(BENCH_NODE_DEPS)
+	@if [ -d sdks/vitest/node_modules ]; then cd sdks/vitest && npm run --silent build; fi
 	$(BIN)/python bench/run.py
 
 lint-workflows: $(BIN)/attest $(WASM)

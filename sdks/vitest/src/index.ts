@@ -4,6 +4,7 @@
  */
 
 import * as guard from "./guard/index.js";
+import { startEarly } from "./engine.js";
 import { egressFromEnv } from "./mode.js";
 
 export { useReplay, DEFAULT_FIXTURES_DIR, type ReplayHandle, type ReplayOptions } from "./replay.js";
@@ -12,6 +13,10 @@ export type { Miss, ReplaySummary } from "./engine.js";
 export type { AttestMeta, ReplayFacts } from "./facts.js";
 export { EgressBlockedError, BLOCKED_HOSTS, isBlockedHost } from "./guard/index.js";
 export { guard };
+
+// The worker's engine starts while the test file is still importing (unless replay is off), as the
+// pytest helper starts its engine while pytest collects.
+if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off") startEarly();
 
 // ATTEST_EGRESS=block (what the action's `network: guard` sets) guards the whole test file from the
 // moment it imports this package, as the pytest plugin guards the whole session.

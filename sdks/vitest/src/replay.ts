@@ -18,9 +18,9 @@ import path from "node:path";
 
 import { onTestFinished, type TestContext, TestRunner } from "vitest";
 
-import { ServeSession, type ReplaySummary } from "./engine.js";
+import { DEFAULT_ENGINE, type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
-import { type AttestMeta, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
+import { type AttestMeta, type Location, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
 import { egressFromEnv, type Mode, ReplayError, resolveMode, strictMisses } from "./mode.js";
 
@@ -57,6 +57,13 @@ interface TaskState {
   guard: boolean;
 }
 const states = new WeakMap<object, TaskState>();
+// What a test's earlier attempts missed (Vitest's `retry` and `repeats` run the same task again): a
+// miss is never an expected failure, so a later attempt that passes must not retry it away.
+interface Missed {
+  summaries: TaskState["summaries"];
+  location: Location | undefined;
+}
+const missed = new WeakMap<object, Missed>();
 
 /** Start a replay for the rest of the current test (see the module comment). */
 export async function useReplay(name: string, options: ReplayOptions = {}): Promise<ReplayHandle> {
@@ -73,9 +80,11 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
   const fixture = path.resolve(options.fixturesDir ?? DEFAULT_FIXTURES_DIR, name + SUFFIX);
   const owner = { name };
   active = owner;
-  let session: ServeSession;
+  let engine: WorkerEngine;
+  let session: OpenSession;
   try {
-    session = await ServeSession.start({ enginePath: options.enginePath ?? "attest-engine", fixture, mode, noLive: block });
+    engine = await workerEngine(options.enginePath ?? DEFAULT_ENGINE);
+    session = await engine.open({ fixture, mode, noLive: block });
   } catch (error) {
     active = undefined;
     throw error;
@@ -90,7 +99,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
       restore(saved);
       if (block) guard.uninstall();
       if (active === owner) active = undefined;
-      stopping = session.stop();
+      stopping = engine.close(session.id);
     }
     return stopping;
   };
@@ -126,11 +135,15 @@ function restore(saved: Record<string, string | undefined>): void {
 /** Fail, skip or leave the test, from what its replays reported. */
 function verdict(context: TestContext, state: TaskState): void {
   states.delete(context.task);
-  if (state.summaries.length === 0) return;
   const task = context.task;
+  const earlier = missed.get(task);
+  const summaries = [...(earlier?.summaries ?? []), ...state.summaries];
+  if (summaries.length === 0) return;
   const result = task.result;
   const errors = result?.state === "fail" ? (result.errors ?? []) : [];
-  const facts: ReplayFacts = replayFacts(state.summaries, missLocation(errors, repositoryRoot(process.cwd())));
+  const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
+  const facts: ReplayFacts = replayFacts(summaries, location);
+  if (facts.misses > 0) missed.set(task, { summaries: summaries.filter((s) => s.misses > 0), location });
   const meta: AttestMeta = { replay: facts };
   if (state.guard) meta.egress = "block";
   (task.meta as Record<string, unknown>).attest = meta;

@@ -3,6 +3,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { spawnSync } from "node:child_process";
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import OpenAI from "openai";
 import { EnvHttpProxyAgent } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -75,6 +76,20 @@ describe('useReplay(name, { egress: "block" })', () => {
     const socket = net.connect(80, "api.groq.com");
     const error = await new Promise((resolve) => socket.once("error", resolve));
     expect(error).toBeInstanceOf(EgressBlockedError);
+  });
+
+  it("covers a worker thread the test starts: it cannot reach a provider host either", async () => {
+    await useReplay("example", { fixturesDir: EXAMPLE_FIXTURES, mode: "strict", egress: "block" });
+    const code = [
+      'const { parentPort } = require("node:worker_threads");',
+      'require("node:net").connect(443, "api.openai.com")',
+      '  .on("error", (e) => parentPort.postMessage(e.name + ": " + e.message))',
+      '  .on("connect", () => parentPort.postMessage("connected"));',
+    ].join("\n");
+    const worker = new Worker(code, { eval: true });
+    const said = await new Promise((resolve, reject) => worker.once("message", resolve).once("error", reject));
+    await worker.terminate();
+    expect(said).toBe("EgressBlockedError: attest egress guard: connection to api.openai.com:443 blocked");
   });
 
   it("is off again once the test that turned it on has ended", () => {

@@ -71,7 +71,7 @@ describe("replay", () => {
       'attest replay: mode must be strict, auto or off, not "sometimes"',
     );
     const missing = useReplay("no-such-fixture", { fixturesDir: EXAMPLE_FIXTURES, mode: "strict" });
-    await expect(missing).rejects.toThrow(/^attest-engine exited 3 before serving: .*no-such-fixture\.attest\.json/);
+    await expect(missing).rejects.toThrow(/^attest replay: .*no-such-fixture\.attest\.json: no such fixture; record it with `attest capture`$/);
   });
 
   it("names a missing engine", async () => {

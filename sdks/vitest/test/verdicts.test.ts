@@ -27,11 +27,15 @@ interface Row {
 
 /** Run the project as a user would (`npx vitest run`), outside CI, with a report path. */
 function runProject(report: string, ...args: string[]): { status: number | null; output: string } {
+  return runIn(PROJECT, report, ...args);
+}
+
+function runIn(project: string, report: string, ...args: string[]): { status: number | null; output: string } {
   // The nested run must not think it is a worker of this one, nor in CI.
   const dropped = new Set(["CI", "ATTEST_REPLAY", "FORCE_COLOR"]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && !dropped.has(k)));
   const done = spawnSync("node", [VITEST, "run", ...args], {
-    cwd: PROJECT,
+    cwd: project,
     env: { ...env, ATTEST_REPORT: report, NO_COLOR: "1" },
     encoding: "utf8",
   });
@@ -125,4 +129,23 @@ describe("a project whose tests replay", () => {
     expect(verdict.status, verdict.stdout + verdict.stderr).toBe(0);
     expect(attest(["report", "summary", "--report", clean, "--format", "text"]).stdout).toMatch(/^2 replayed · 0 live model calls · \$0\.00/);
   });
+});
+
+describe("a test retried after a miss", () => {
+  it("still fails with the miss, counted, when a retry passes, and the policy blocks it", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "attest-retry-"));
+    const report = path.join(dir, "report.json");
+    try {
+      const run = runIn(path.join(PACKAGE, "test", "projects", "retry"), report);
+      expect(run.status, run.output).toBe(1);
+      const [row] = JSON.parse(readFileSync(report, "utf8")).tests as Row[];
+      expect(row).toMatchObject({ outcome: "failed", replay: { misses: 1, miss: { component: "model" } } });
+      expect(row.message).toMatch(/^replay miss: model changed \("gpt-4o-mini"→"gpt-4.1"\)/);
+      const verdict = attest(["policy", "evaluate", "--report", report]);
+      expect(verdict.status, verdict.stdout + verdict.stderr).toBe(1);
+      expect(verdict.stdout).toMatch(/^attest policy: blocked \(failures, misses\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

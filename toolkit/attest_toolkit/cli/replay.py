@@ -9,26 +9,11 @@ from pathlib import Path
 import typer
 
 from .. import engine
-from ..engine.runner import print_outcome
+from ..engine.runner import print_outcome, resolve_fixtures, resolve_mode
 from ..errors import UsageError
-from ..fixture import fixture_path
 from ..repeat import divergence
 
 EXIT_PASS, EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_COULD_NOT_RUN = 0, 1, 2, 3
-
-
-def resolve_fixtures(names: list[str], paths: list[Path], fixtures_dir: Path | None) -> list[Path]:
-    found = [fixture_path(n, fixtures_dir) for n in names] + list(paths)
-    if not found:
-        raise UsageError("name a fixture with --name (or --fixture PATH)")
-    return found
-
-
-def resolve_mode(mode: str | None) -> engine.Mode:
-    chosen = mode or engine.default_mode()
-    if chosen not in engine.MODES:
-        raise UsageError(f"--mode must be strict, auto or off, not {chosen!r}")
-    return chosen  # type: ignore[return-value]
 
 
 def exit_code(run: engine.ReplayRun) -> int:

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from ..normalize import Exchange, request_content, split_sse
 from ..provider_env import KEY_VARS, user_base_url
+from . import load_ca_store
 from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
 UPSTREAMS = {
@@ -115,6 +116,7 @@ class LiveForwarder:
 
     async def client(self) -> aiohttp.ClientSession:
         if self._client is None or self._client.closed:
+            load_ca_store()  # the engine's start left it unloaded
             timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=600)
             self._client = aiohttp.ClientSession(timeout=timeout, trust_env=True, auto_decompress=True)
         return self._client

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import AttestError, UsageError
+from ..fixture import fixture_path
 from . import lane
 from .background import BackgroundServer
 from .server import Engine, ReplayApp, dumps_line
-from .session import Mode
+from .session import MODES, Mode, default_mode
 
 STOP_LINES = frozenset({"stop", "quit", "exit"})
 
@@ -57,6 +58,24 @@ def run_command(
     return ReplayRun(returncode, summary)
 
 
+def resolve_fixtures(
+    names: Sequence[str], paths: Sequence[str | Path], fixtures_dir: str | Path | None
+) -> list[Path]:
+    """The fixtures named by --name (in `fixtures_dir`) and --fixture; at least one."""
+    found = [fixture_path(n, fixtures_dir) for n in names]
+    found += [Path(p) for p in paths]
+    if not found:
+        raise UsageError("name a fixture with --name (or --fixture PATH)")
+    return found
+
+
+def resolve_mode(mode: str | None) -> Mode:
+    chosen = mode or default_mode()
+    if chosen not in MODES:
+        raise UsageError(f"--mode must be strict, auto or off, not {chosen!r}")
+    return chosen  # type: ignore[return-value]
+
+
 def print_outcome(summary: Mapping[str, Any]) -> None:
     """Each miss on standard error, then the summary line on standard output."""
     from ..summary import price_note, replay_line
@@ -87,8 +106,9 @@ def serve(
             if line.strip().lower() in STOP_LINES:
                 break
         summary = engine.close_session(sid)
-    stdout.write(dumps_line({"summary": summary}) + "\n")
-    stdout.flush()
+        # Before the server shuts down: the helper's stop returns as soon as the summary arrives.
+        stdout.write(dumps_line({"summary": summary}) + "\n")
+        stdout.flush()
     return summary
 
 

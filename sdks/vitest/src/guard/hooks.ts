@@ -6,9 +6,15 @@
  * `net.Socket.prototype.connect`, so the guard replaces that one method: a provider host fails the
  * connection the way a refused connection fails, asynchronously with an `error` event, and a
  * connection to an environment proxy gets its writes screened. Other sockets pay one host check.
+ *
+ * A worker thread has its own copy of `net`, so while the guard is on, `worker_threads.Worker` starts
+ * each new worker with the guard preloaded (worker.cjs), on for that worker's whole life.
  */
 
+import { syncBuiltinESMExports } from "node:module";
 import net from "node:net";
+import { fileURLToPath } from "node:url";
+import workerThreads from "node:worker_threads";
 
 import { EgressBlockedError, isBlockedHost } from "./hosts.js";
 import { environmentProxies, isProxy } from "./proxies.js";
@@ -28,6 +34,8 @@ interface WritableInternals {
 
 let installs = 0;
 let realConnect: Connect | undefined;
+const RealWorker = workerThreads.Worker;
+const PRELOAD = fileURLToPath(new URL("./worker.cjs", import.meta.url));
 
 /** Turn the guard on, or count one more user of a guard that is already on. */
 export function install(): void {
@@ -60,11 +68,26 @@ function patch(): void {
     return real.apply(this, args);
   };
   net.Socket.prototype.connect = guarded as unknown as typeof net.Socket.prototype.connect;
+  setWorker(GuardedWorker);
+}
+
+/** A Worker that preloads the guard; the parent's options otherwise unchanged. */
+class GuardedWorker extends RealWorker {
+  constructor(filename: string | URL, options: workerThreads.WorkerOptions = {}) {
+    super(filename, { ...options, execArgv: [...(options.execArgv ?? process.execArgv), "--require", PRELOAD] });
+  }
+}
+
+/** Swap the Worker class that `node:worker_threads` exports, for require and import alike. */
+function setWorker(worker: typeof RealWorker): void {
+  (workerThreads as { Worker: typeof RealWorker }).Worker = worker;
+  syncBuiltinESMExports();
 }
 
 function unpatch(): void {
   if (realConnect) net.Socket.prototype.connect = realConnect as unknown as typeof net.Socket.prototype.connect;
   realConnect = undefined;
+  setWorker(RealWorker);
 }
 
 /** The host and port of a TCP connect call, in any of its forms; undefined for a Unix socket. */

@@ -1,0 +1,3 @@
+import { hundredTests } from "./cases.mjs";
+
+hundredTests("nock");

@@ -1,0 +1,3 @@
+import { replayingTests } from "./replays.js";
+
+replayingTests("second");

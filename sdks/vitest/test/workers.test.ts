@@ -1,0 +1,138 @@
+// One engine per Vitest worker: runs test/projects/workers with each pool, with and without isolation,
+// through an engine wrapper that writes down each engine it starts, and checks what a user would: every
+// test replays on its own session, a worker starts one engine whatever its test count, an engine that
+// dies fails the test that saw it in one line and is replaced, and no engine outlives the run.
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+
+import { afterAll, describe, expect, it } from "vitest";
+
+import { PACKAGE, REPO } from "./helpers.js";
+
+const PROJECT = path.join(PACKAGE, "test", "projects", "workers");
+const VITEST = path.join(PACKAGE, "node_modules", "vitest", "vitest.mjs");
+const dir = mkdtempSync(path.join(tmpdir(), "attest-workers-"));
+const ENGINE = path.join(dir, "attest-engine");
+writeFileSync(ENGINE, '#!/bin/sh\necho $$ >> "$ATTEST_TEST_PIDS"\nexec attest-engine "$@"\n');
+chmodSync(ENGINE, 0o755);
+
+interface Run {
+  status: number | null;
+  output: string;
+  engines: number[];
+  results: Record<string, { status: string; failureMessages: string[] }>;
+}
+
+/** Run the project as a user would, with the engine wrapper; the engines it started, by pid. */
+function runProject(name: string, ...args: string[]): Run {
+  return runWith({}, name, ...args);
+}
+
+function runWith(extra: Record<string, string>, name: string, ...args: string[]): Run {
+  const pids = path.join(dir, `${name}.pids`);
+  const json = path.join(dir, `${name}.json`);
+  const dropped = new Set(["CI", "ATTEST_REPLAY", "FORCE_COLOR"]);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && !dropped.has(k)));
+  const done = spawnSync("node", [VITEST, "run", "--reporter=json", `--outputFile=${json}`, ...args], {
+    cwd: PROJECT,
+    env: { ...env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids, NO_COLOR: "1", ...extra },
+    encoding: "utf8",
+  });
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  const results = Object.fromEntries(
+    report.testResults.flatMap((file: any) => file.assertionResults.map((t: any) => [t.title, t])),
+  );
+  const engines = existsSync(pids) ? readFileSync(pids, "utf8").trim().split("\n").map(Number) : [];
+  return { status: done.status, output: done.stdout + done.stderr, engines, results };
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether every engine has exited within `ms` (an engine ends once it reads the end of its input). */
+async function allEnded(pids: number[], ms = 15_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await delay(25)) {
+    if (!pids.some(running)) return true;
+  }
+  return false;
+}
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.each([
+  ["threads", []],
+  ["threads", ["--no-isolate"]],
+  ["forks", []],
+  ["forks", ["--no-isolate"]],
+])("the %s pool %j", (pool, extra) => {
+  it("starts one engine per worker, a session per test, and ends the engines with the run", async () => {
+    const name = `${pool}${extra.join("")}`;
+    const run = runProject(name, `--pool=${pool}`, ...extra, "first.test.ts", "second.test.ts");
+    expect(run.status, run.output).toBe(0);
+    expect(Object.values(run.results).map((t) => t.status)).toEqual(Array(6).fill("passed"));
+    // Six tests in two files: one engine per worker, so at most one per file, and fewer with one worker.
+    expect(run.engines.length).toBeGreaterThanOrEqual(1);
+    expect(run.engines.length).toBeLessThanOrEqual(2);
+    expect(await allEnded(run.engines)).toBe(true);
+  });
+});
+
+it("starts one engine for a worker that runs every file, without isolation", async () => {
+  const run = runProject("one-worker", "--no-isolate", "--maxWorkers=1", "first.test.ts", "second.test.ts");
+  expect(run.status, run.output).toBe(0);
+  expect(run.engines).toHaveLength(1);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts the default engine while the file imports, and every test uses it", async () => {
+  // attest-engine on PATH is a wrapper that writes down each engine, then runs the real one.
+  const real = spawnSync("sh", ["-c", "command -v attest-engine"], { encoding: "utf8" }).stdout.trim();
+  const bin = path.join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, "attest-engine"), `#!/bin/sh\necho $$ >> "$ATTEST_TEST_PIDS"\nexec ${real} "$@"\n`);
+  chmodSync(path.join(bin, "attest-engine"), 0o755);
+  const run = runWith({ PATH: bin + path.delimiter + process.env.PATH }, "early", "early.test.ts");
+  expect(run.status, run.output).toBe(0);
+  expect(run.engines).toHaveLength(1);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("fails the test that saw its engine die in one line, and replaces the engine for the next", async () => {
+  const run = runProject("dies", "dies.test.ts");
+  expect(run.status, run.output).toBe(1);
+  expect(run.results["sees its engine die"].status).toBe("failed");
+  expect(run.results["sees its engine die"].failureMessages[0]).toBe(
+    "ReplayError: attest replay: the replay engine exited while serving this replay; the next test gets a new engine",
+  );
+  expect(run.results["replays on a new engine"].status).toBe("passed");
+  expect(run.engines).toHaveLength(2);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("keeps a plain Node process alive while it waits for the engine, and lets it exit when idle", () => {
+  const fixture = path.join(REPO, "examples", "fixtures", "example.attest.json");
+  const script = [
+    `const { workerEngine } = await import(${JSON.stringify(path.join(PACKAGE, "dist", "engine.js"))});`,
+    "const engine = await workerEngine(process.env.ATTEST_TEST_ENGINE);",
+    `const session = await engine.open({ fixture: ${JSON.stringify(fixture)}, mode: "strict", noLive: true });`,
+    "const summary = await engine.close(session.id);",
+    'console.log("recorded=" + summary.recorded);',
+  ].join("\n");
+  const pids = path.join(dir, "plain.pids");
+  const done = spawnSync("node", ["--input-type=module", "-e", script], {
+    env: { ...process.env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(done.status, done.stderr).toBe(0);
+  expect(done.stdout.trim()).toBe("recorded=2");
+});

@@ -1,0 +1,109 @@
+"""How the engine starts for a helper: `attest-engine serve` and `attest-engine replay --serve` run
+without the CLI layer (typer) and without loading the system CA store, which only a live call needs;
+anything those forms do not take still gets the CLI's help and usage errors."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
+
+ENGINE = str(Path(sys.executable).parent / "attest-engine")
+
+
+def imported(stderr: str) -> set[str]:
+    """The modules a run imported, from its PYTHONPROFILEIMPORTTIME lines."""
+    return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def engine_cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The installed `attest-engine` script, as a helper or a user runs it."""
+    return subprocess.run([ENGINE, *args], capture_output=True, text=True, env=clean_env(), timeout=120)
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [ENGINE, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(PYTHONPROFILEIMPORTTIME="1"),
+    )
+
+
+def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> None:
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
+    proc = start("serve")
+    assert proc.stdin is not None and proc.stdout is not None
+    assert "ready" in json.loads(proc.stdout.readline())
+    proc.stdin.write(json.dumps({"open": {"fixtures": [str(path)], "mode": "strict"}}) + "\n")
+    proc.stdin.flush()
+    opened = json.loads(proc.stdout.readline())
+    client = openai.OpenAI(base_url=opened["env"]["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+    assert client.chat.completions.create(**chat_request()).choices[0].message.content == "served"
+    proc.stdin.write(json.dumps({"close": opened["id"]}) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["summary"]["replayed"] == 1
+    _, stderr = proc.communicate("stop\n", timeout=30)
+    assert proc.returncode == 0
+    modules = imported(stderr)
+    assert "attest_toolkit.engine.runner" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("typer", "click")}
+
+
+def test_replay_serve_starts_without_typer(fixtures_dir: Path) -> None:
+    write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
+    proc = start("replay", "--serve", "--name", "t", f"--fixtures-dir={fixtures_dir}", "--mode", "strict")
+    assert proc.stdout is not None
+    assert "OPENAI_BASE_URL" in json.loads(proc.stdout.readline())["env"]
+    out, stderr = proc.communicate("stop\n", timeout=30)
+    assert json.loads(out)["summary"]["misses"] == 0 and proc.returncode == 0
+    assert not {m for m in imported(stderr) if m.split(".")[0] == "typer"}
+
+
+def test_replay_serve_usage_errors_are_one_line_exit_3(fixtures_dir: Path) -> None:
+    done = engine_cli(["replay", "--serve"])
+    assert (done.returncode, done.stderr) == (
+        3,
+        "attest-engine: name a fixture with --name (or --fixture PATH)\n",
+    )
+    done = engine_cli(["replay", "--serve", "--name", "t", "--mode", "sometimes"])
+    assert done.returncode == 3 and done.stderr.startswith(
+        "attest-engine: --mode must be strict, auto or off"
+    )
+    # What the fast path does not take goes to the CLI: its help, and its usage errors.
+    assert "--serve" in engine_cli(["replay", "--serve", "--help"]).stdout
+    done = engine_cli(["replay", "--serve", "--bogus"])
+    assert done.returncode == 3 and "No such option: --bogus" in done.stderr
+
+
+SYSTEM_CAS = ssl.create_default_context().cert_store_stats()["x509_ca"]
+PROBE = """
+import asyncio
+from attest_toolkit.engine import ca_store_deferred
+with ca_store_deferred():
+    from attest_toolkit.engine import runner
+from aiohttp import connector
+from attest_toolkit.engine.live import LiveForwarder
+before = connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"]
+async def first_live_call():
+    forwarder = LiveForwarder({})
+    await forwarder.client()
+    await forwarder.close()
+asyncio.run(first_live_call())
+print(before, connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"])
+"""
+
+
+@pytest.mark.skipif(SYSTEM_CAS == 0, reason="this machine has no system CA store")
+def test_the_ca_store_is_loaded_when_a_call_first_goes_live() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", str(SYSTEM_CAS)]
