@@ -11,8 +11,8 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -81,28 +81,48 @@ def agent_image(podman_env: dict[str, str]) -> str:
     return IMAGE
 
 
+@dataclass(frozen=True)
+class Capture:
+    fixtures: Path
+    done: subprocess.CompletedProcess[str]
+    sent_keys: list[str | None]  # the Authorization each model call reached the provider with
+    tool_paths: list[str]
+
+
 @pytest.fixture(scope="session")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture `refund`, captured from the same agent run on the host: two model calls, one tool call."""
+def captured(
+    agent_image: str, podman_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Capture:
+    """The fixture `refund`, recorded by `attest capture --image` from the agent image against a
+    scripted provider and a tool API: two model calls, one tool call."""
     fixtures = tmp_path_factory.mktemp("fixtures")
     replies = [
         Reply(body=json.dumps(chat_response("I will look order 17 up.")).encode()),
         Reply(body=json.dumps(chat_response("Order 17 can be refunded: 42.00.")).encode()),
     ]
     with FakeUpstream(replies) as upstream, OrdersApi() as orders:
-        env = clean_env(
-            ATTEST_OPENAI_UPSTREAM=upstream.url, OPENAI_API_KEY=CALLER_KEY, ORDERS_API_URL=orders.url
-        )
-        args = ["capture", "--name", "refund", "--fixtures-dir", str(fixtures), "--tool", "ORDERS_API_URL"]
-        done = run_cli([*args, "--", sys.executable, str(AGENT_DIR / "agent.py")], env=env)
-    assert done.returncode == 0, done.stderr
-    return fixtures
+        env = {
+            **podman_env,
+            "ATTEST_OPENAI_UPSTREAM": upstream.url,
+            "OPENAI_API_KEY": CALLER_KEY,
+            "ORDERS_API_URL": orders.url,
+        }
+        args = ["capture", "--image", agent_image, "--name", "refund", "--fixtures-dir", str(fixtures)]
+        done = run_cli([*args, "--tool", "ORDERS_API_URL", "--", *AGENT, "--show-env"], env=env)
+    sent = [seen.headers.get("Authorization") for seen in upstream.requests]
+    return Capture(fixtures, done, sent, list(orders.seen))
+
+
+@pytest.fixture(scope="session")
+def recorded(captured: Capture) -> Path:
+    assert captured.done.returncode == 0, captured.done.stderr
+    return captured.fixtures
 
 
 @pytest.fixture
 def replay(
     agent_image: str, recorded: Path, podman_env: dict[str, str], tmp_path: Path
-) -> Iterator[callable]:
+) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
     def run(*args: str, engine: str = "attest") -> subprocess.CompletedProcess[str]:
         env = {**podman_env, "OPENAI_API_KEY": CALLER_KEY, "HTTPS_PROXY": PROXY_WITH_SECRET, "CI": ""}
         cli = ["replay", "--image", agent_image, "--name", "refund", "--fixtures-dir", str(recorded), *args]
@@ -194,3 +214,26 @@ def test_an_image_that_is_not_there_cannot_run_exit_3(recorded: Path, podman_env
     assert done.returncode == 3
     assert "image 'localhost/attest-no-such-image:none' not found by podman" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_capture_records_an_image_run_with_the_callers_key_attached_outside_the_container(
+    captured: Capture,
+) -> None:
+    assert captured.done.returncode == 0, captured.done.stderr
+    assert "2 calls recorded, 1 tool message" in captured.done.stderr
+    assert captured.sent_keys == [f"Bearer {CALLER_KEY}"] * 2  # the recorder attached it as it forwarded
+    assert captured.tool_paths == ["/api/orders/17"]
+    assert "OPENAI_API_KEY=attest-replay-no-key" in captured.done.stdout
+    assert CALLER_KEY not in captured.done.stdout
+    fixture = (captured.fixtures / "refund.attest.json").read_text(encoding="utf-8")
+    assert CALLER_KEY not in fixture
+    assert json.loads(fixture)["source"]["image"] == IMAGE
+
+
+def test_an_image_fixture_is_not_refreshed_as_a_command(recorded: Path) -> None:
+    done = run_cli(["capture", "--refresh", "refund", "--fixtures-dir", str(recorded), "--yes"])
+    assert done.returncode == 3
+    assert (
+        f"was recorded from the image {IMAGE}; re-record it with `attest capture --image {IMAGE} --name refund`"
+        in done.stderr
+    )

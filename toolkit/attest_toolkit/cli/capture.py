@@ -42,6 +42,13 @@ TOOL = typer.Option(
     help="A tool server the agent reads from VAR (e.g. WEATHER_MCP_URL): recorded through the proxy. "
     "URL is the real server, default VAR's value. Repeatable.",
 )
+IMAGE = typer.Option(
+    None,
+    "--image",
+    metavar="IMAGE",
+    help="Record this container image's run instead of a command (ARGS after `--` replace its command); "
+    "only the recorder reaches the network, and your keys never enter the container.",
+)
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 
 
@@ -77,6 +84,7 @@ def capture(
     expect_fail: bool = EXPECT_FAIL,
     fixtures_dir: Path | None = FIXTURES_DIR,
     tool: list[str] = TOOL,
+    image: str | None = IMAGE,
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
@@ -102,6 +110,8 @@ def capture(
     calls, a call failed upstream), nothing written; 3 could not run (usage error, bad or missing
     fixture, credential found, refresh not confirmed).
     """
+    if image is not None:
+        return capture_image(image, command or [], name, fixtures_dir, expect_fail, tool, refresh)
     check_usage(command or [], name, refresh, yes, expect_fail, tool, only_misses)
     if refresh:
         plan = capturing.plan_refresh(refresh, fixtures_dir)
@@ -111,6 +121,24 @@ def capture(
         capturing.capture(
             command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool
         )
+    return 0
+
+
+def capture_image(
+    image: str,
+    args: list[str],
+    name: str | None,
+    fixtures_dir: Path | None,
+    expect_fail: bool,
+    tools: list[str],
+    refresh: str | None,
+) -> int:
+    from ..image.capture import capture_image as run
+    from ..image.container import ImageRun
+
+    if refresh or not name:
+        raise UsageError("--image records a new run: give --name N (re-record an image fixture the same way)")
+    run(ImageRun(image, args), name, fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tools)
     return 0
 
 

@@ -51,6 +51,19 @@ class ImageRun:
             )
         return found
 
+    def ready(self) -> str:
+        """The engine's executable, once it and the image are known to be there."""
+        binary = self.binary()
+        self.check_image(binary)
+        return binary
+
+    def run(self, binary: str, netns: str, env: Mapping[str, str]) -> int:
+        """Run the container to its end; its exit code, or ContainerError when the engine itself failed."""
+        done = subprocess.run(self.argv(binary, netns, env), stdin=subprocess.DEVNULL, check=False)
+        if done.returncode == ENGINE_FAILED:
+            raise ContainerError(f"{self.engine} could not run {self.image!r} (it exited {ENGINE_FAILED})")
+        return done.returncode
+
     def check_image(self, binary: str) -> None:
         """The image exists locally: nothing is ever pulled."""
         done = subprocess.run(

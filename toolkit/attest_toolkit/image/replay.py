@@ -8,7 +8,6 @@ never goes live, whatever CI says.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from .. import report as reports
 from ..engine.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
 from ..engine.server import Engine
 from ..sandbox.egress import Egress, egress_record
-from .container import ENGINE_FAILED, ContainerError, ImageRun
+from .container import ImageRun
 from .netns import LoopbackNamespace
 
 STRATEGY = "container"
@@ -45,23 +44,19 @@ def namespace_egress(ns: LoopbackNamespace) -> Egress:
 
 def run_image(target: ImageRun, fixtures: list[Path], match: str = "strict") -> ImageReplay:
     """Run the image against a strict replay session of `fixtures`; never goes live."""
-    binary = target.binary()
-    target.check_image(binary)
+    binary = target.ready()
     started = time.monotonic()
     with LoopbackNamespace() as ns:
         engine = Engine(env={})  # no provider key: nothing can be forwarded, whatever the session asks
         engine.start(sock=ns.sockets[0])
         try:
             sid, session_env = engine.open_session(list(fixtures), "strict", True, match)
-            argv = target.argv(binary, ns.path, session_env)
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, check=False)
+            returncode = target.run(binary, ns.path, session_env)
             summary = engine.close_session(sid)
         finally:
             engine.stop()
         egress = namespace_egress(ns)
-    if done.returncode == ENGINE_FAILED:
-        raise ContainerError(f"{target.engine} could not run {target.image!r} (it exited {ENGINE_FAILED})")
-    return ImageReplay(ReplayRun(done.returncode, summary), egress, time.monotonic() - started)
+    return ImageReplay(ReplayRun(returncode, summary), egress, time.monotonic() - started)
 
 
 def _shown(path: Path) -> str:
