@@ -6,6 +6,7 @@ runs the real podman.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,13 @@ from image_helpers import AGENT, CALLER_KEY, IMAGE, NEEDS_PODMAN, PROXY_WITH_SEC
 
 pytest_plugins = ["image_helpers"]  # the agent image and its fixture, made once per session
 pytestmark = NEEDS_PODMAN
+# What a CI job's environment holds: none of it may reach the agent's container.
+CALLER_SECRETS = {
+    "OPENAI_API_KEY": CALLER_KEY,
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+    "OBJECT_STORE_SECRET_KEY": "store-secret-0123456789abcdef",
+    "GITHUB_TOKEN": "ghs_" + "T0k3n" * 7,
+}
 
 
 @pytest.fixture
@@ -23,7 +31,7 @@ def replay(
     agent_image: str, recorded: Path, podman_env: dict[str, str], tmp_path: Path
 ) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
     def run(*args: str, engine: str = "attest") -> subprocess.CompletedProcess[str]:
-        env = {**podman_env, "OPENAI_API_KEY": CALLER_KEY, "HTTPS_PROXY": PROXY_WITH_SECRET, "CI": ""}
+        env = {**podman_env, **CALLER_SECRETS, "HTTPS_PROXY": PROXY_WITH_SECRET, "CI": ""}
         cli = ["replay", "--image", agent_image, "--name", "refund", "--fixtures-dir", str(recorded), *args]
         return run_cli(cli, env=env, cwd=tmp_path, program=engine)
 
@@ -85,7 +93,9 @@ def test_the_callers_key_and_proxy_never_enter_the_container(replay) -> None:
     done = replay("--", *AGENT, "--show-env")
     assert done.returncode == 0, done.stderr
     seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line and line[0].isupper())
-    assert CALLER_KEY not in done.stdout and "Pr0xyPassw0rd" not in done.stdout
+    assert not [value for value in CALLER_SECRETS.values() if value in done.stdout]
+    assert "Pr0xyPassw0rd" not in done.stdout
+    assert not {name for name in seen if name.startswith(("AWS_", "OBJECT_STORE_", "GITHUB_"))}
     assert seen["OPENAI_API_KEY"] == "attest-replay-no-key"
     assert not {name for name in seen if "PROXY" in name.upper()}
     assert seen["ORDERS_API_URL"].startswith("http://127.0.0.1:")
@@ -136,3 +146,29 @@ def test_an_image_fixture_is_not_refreshed_as_a_command(recorded: Path) -> None:
         f"was recorded from the image {IMAGE}; re-record it with `attest capture --image {IMAGE} --name refund`"
         in done.stderr
     )
+
+
+def test_more_model_calls_than_recorded_diverge_exit_2(replay) -> None:
+    done = replay("--", *AGENT, "--ask-again")
+    assert done.returncode == 2, done.stderr
+    assert "the agent made more model calls than the 2 recorded" in done.stderr
+
+
+def test_lenient_matching_serves_a_changed_prompt_and_warns_exit_0(replay, tmp_path: Path) -> None:
+    done = replay("--match", "lenient", "--report", "report.json", "--", *AGENT, "--prompt", "Order 18?")
+    assert done.returncode == 0, done.stderr
+    assert "replay drift: model call 1: messages changed" in done.stderr
+    [row] = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["tests"]
+    assert row["outcome"] == "passed" and row["replay"]["drift"] == 2
+
+
+def test_a_namespace_whose_isolation_does_not_hold_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest_toolkit.image import netns
+    from attest_toolkit.sandbox import run_probe
+
+    if os.geteuid() != 0 or run_probe(confinement=False).network_isolated:
+        pytest.skip("needs root on a machine with a network to leave")
+    monkeypatch.setattr(netns, "privileged", lambda argv: ["env", "--"])  # the holder stays out here
+    refused = pytest.raises(netns.NamespaceError, match="network namespace is not isolated: interfaces up: ")
+    with refused, netns.LoopbackNamespace():
+        pass

@@ -5,6 +5,7 @@ the model again with the result. Its arguments pick a behaviour for the tests:
   --prompt TEXT   the user's question (default: refund order 17)
   --crash         exit 4 after a clean run (the agent itself failing)
   --extra-tool    look up a second order that was never recorded
+  --ask-again     ask the model a third time
   --reach-out     first try to open a connection to an outside address; exit 5 if it succeeds
   --show-env      print the environment it got, one NAME=VALUE a line
 """
@@ -51,7 +52,7 @@ def reach_out():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompt", default="Can order 17 be refunded?")
-    for flag in ("--crash", "--extra-tool", "--reach-out", "--show-env"):
+    for flag in ("--crash", "--extra-tool", "--ask-again", "--reach-out", "--show-env"):
         parser.add_argument(flag, action="store_true")
     args = parser.parse_args()
     if args.show_env:
@@ -66,6 +67,8 @@ def main():
         get_order(99)
     messages += [{"role": "assistant", "content": plan}, {"role": "user", "content": json.dumps(order)}]
     print(post_chat(messages))
+    if args.ask_again:
+        print(post_chat([*messages, {"role": "user", "content": "Are you sure?"}]))
     if args.crash:
         sys.exit(4)
 

@@ -73,6 +73,11 @@ class LoopbackNamespace:
             )
         self.sockets = [socket.socket(fileno=fd) for fd in fds]
         self.probe = reply["probe"]
+        if not self.probe["isolated"]:  # as the sandbox does: no run whose isolation is not verified
+            self.__exit__()
+            raise NamespaceError(
+                f"the container's network namespace is not isolated: {self.probe['describe']}"
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
