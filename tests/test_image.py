@@ -172,3 +172,12 @@ def test_a_namespace_whose_isolation_does_not_hold_is_refused(monkeypatch: pytes
     refused = pytest.raises(netns.NamespaceError, match="network namespace is not isolated: interfaces up: ")
     with refused, netns.LoopbackNamespace():
         pass
+
+
+def test_capture_of_an_image_takes_no_refresh_options(recorded: Path) -> None:
+    args = ["capture", "--image", IMAGE, "--name", "refund", "--fixtures-dir", str(recorded), "--only-misses"]
+    done = run_cli(args)
+    assert done.returncode == 3
+    assert done.stderr.strip() == (
+        "attest: --image records a new run: give --name N, without --refresh, --only-misses or --yes"
+    )

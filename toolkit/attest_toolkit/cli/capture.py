@@ -111,7 +111,11 @@ def capture(
     fixture, credential found, refresh not confirmed).
     """
     if image is not None:
-        return capture_image(image, command or [], name, fixtures_dir, expect_fail, tool, refresh)
+        if refresh or only_misses or yes or not name:
+            raise UsageError(
+                "--image records a new run: give --name N, without --refresh, --only-misses or --yes"
+            )
+        return capture_image(image, command or [], name, fixtures_dir, expect_fail, tool)
     check_usage(command or [], name, refresh, yes, expect_fail, tool, only_misses)
     if refresh:
         plan = capturing.plan_refresh(refresh, fixtures_dir)
@@ -127,17 +131,14 @@ def capture(
 def capture_image(
     image: str,
     args: list[str],
-    name: str | None,
+    name: str,
     fixtures_dir: Path | None,
     expect_fail: bool,
     tools: list[str],
-    refresh: str | None,
 ) -> int:
     from ..image.capture import capture_image as run
     from ..image.container import ImageRun
 
-    if refresh or not name:
-        raise UsageError("--image records a new run: give --name N (re-record an image fixture the same way)")
     run(ImageRun(image, args), name, fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tools)
     return 0
 
