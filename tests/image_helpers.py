@@ -4,6 +4,7 @@ provider and a tool API. Import the fixtures into a test module to use them."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -57,8 +58,16 @@ def podman(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="session")
-def agent_image(podman_env: dict[str, str]) -> str:
-    """The agent's image, from cached layers after the first build."""
+def agent_image(podman_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The agent's image, from cached layers after the first build. xdist workers take turns (a lock
+    in the run's shared temporary directory), so the base image is made once, not once per worker."""
+    lock = tmp_path_factory.getbasetemp().parent / "attest-image-build.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return _build_agent_image(podman_env)
+
+
+def _build_agent_image(podman_env: dict[str, str]) -> str:
     if podman(podman_env, "image", "exists", BASE_IMAGE).returncode != 0:
         assert MAKE_BASE.exists(), f"no base image {BASE_IMAGE} and no {MAKE_BASE} to build one"
         subprocess.run([str(MAKE_BASE), BASE_IMAGE], check=True, timeout=1800)
