@@ -14,7 +14,7 @@ from attest_toolkit.normalize import Exchange, Templater
 from attest_toolkit.secrets import Secrets
 
 # Helper modules with asserts, imported by test modules (and loaded as plugins for their fixtures).
-pytest.register_assert_rewrite("github_harness", "s3_server")
+pytest.register_assert_rewrite("github_harness", "s3_server", "image_helpers")
 
 REPO = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"

@@ -27,9 +27,11 @@ from attest_toolkit.sandbox import SandboxError, choose_strategy
 from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_github import FakeGitHub
 from fake_runner import parse_command
+from image_helpers import NEEDS_PODMAN
 from s3_server import S3
 
-pytest_plugins = ["s3_server"]  # the s3 and bucket fixtures: a real S3-compatible server on loopback
+# the s3 and bucket fixtures (a real S3-compatible server on loopback); the agent image and its fixture
+pytest_plugins = ["s3_server", "image_helpers"]
 
 OWNER_REPO = "acme/refund-agent"
 TOKEN = "ghs_" + "t" * 36
@@ -427,6 +429,11 @@ def test_a_fork_without_the_store_secrets_is_not_evaluated_and_says_why(project:
         ({"network": "host"}, "network must be none or guard"),
         ({"comment": "yes"}, "take true or false"),
         ({"shard": "1/2"}, "shard needs select: true"),
+        ({"isolation": "image"}, "isolation image needs the inputs image and fixture"),
+        (
+            {"isolation": "image", "image": "a", "fixture": "b", "mode": "auto"},
+            "mode strict and network none",
+        ),
     ],
 )
 def test_bad_inputs_stop_the_action_with_one_error_line(
@@ -499,3 +506,30 @@ def test_on_change_posts_nothing_for_a_clean_run_and_the_html_report_is_uploaded
     assert action.startswith("actions/upload-artifact@") and given["name"] == "attest-report-html"
     page = Path(given["path"]).read_text(encoding="utf-8")
     assert "2 replayed · 0 live model calls · $0.00" in page and "tests/test_alpha.py" in page
+
+
+@NEEDS_PODMAN
+def test_image_isolation_replays_the_agent_image_and_gates_on_it(
+    project: Project, agent_image: str, recorded: Path, podman_env: dict[str, str]
+) -> None:
+    shutil.copy(recorded / "refund.attest.json", project.repo / FIXTURES / "refund.attest.json")
+    commit(project.repo, "the agent image's fixture")
+    inputs = {"isolation": "image", "image": agent_image, "fixture": "refund", "check-run": "false"}
+    conf = {"CONTAINERS_CONF": podman_env["CONTAINERS_CONF"]}  # this machine's podman settings
+
+    result = project.run(extra_env=conf, command="", comment="false", **inputs)
+
+    assert result.returncode == 0, result.log
+    assert result.outputs["verdict"] == "pass"
+    assert "network none (its own namespace), isolation verified" in result.step("test").stderr
+    report = project.report()
+    assert [(t["id"], t["outcome"]) for t in report["tests"]] == [(f"image:{agent_image}", "passed")]
+    assert report["summary"]["egress"]["isolation_verified"] is True
+
+    changed = 'python3 /agent/agent.py --prompt "Can order 18 be refunded?"'
+    result = project.run(extra_env=conf, command=changed, comment="false", **inputs)
+
+    assert result.returncode == 1, result.log
+    assert result.outputs["verdict"] == "blocked"
+    [row] = project.report()["tests"]
+    assert row["outcome"] == "failed" and row["replay"]["miss"]["component"] == "messages"

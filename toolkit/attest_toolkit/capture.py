@@ -288,14 +288,15 @@ class RecordingProxy:
         progress: ProgressLine | None = None,
         tools: Sequence[HttpTool] = (),
         base: ReplayFirst | None = None,
+        live: LiveForwarder | None = None,
     ) -> None:
-        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools, base)
+        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools, base, live)
         self.server = BackgroundServer(
             self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT, auto_decompress=False
         )
 
-    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self.app.base_url = self.server.start(host, port)
+    def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
+        self.app.base_url = self.server.start(host, port, sock)
         return self.app.base_url
 
     def stop(self) -> None:
@@ -478,6 +479,12 @@ def plan_refresh(
     doc = read_fixture(path, capture_secrets(dict(os.environ if env is None else env), cwd))
     source = doc["source"]
     command = list(source.get("command") or [])
+    if source.get("image"):
+        raise FixtureError(
+            f"was recorded from the image {source['image']}; re-record it with "
+            f"`attest capture --image {source['image']} --name {name}`",
+            path,
+        )
     if not command:
         origin = f" (imported from {source['imported_from']})" if source.get("imported_from") else ""
         raise FixtureError(

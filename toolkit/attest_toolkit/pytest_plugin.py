@@ -378,32 +378,9 @@ class AttestPlugin:
             report.user_properties.append((RECORDED, lines))
 
     def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
-        misses = [m for r in replays for m in r["miss_list"]]
-        facts: dict[str, Any] = {
-            "fixtures": sorted({r["fixture"] for r in replays}),
-            "mode": replays[-1]["mode"],
-            "replayed": sum(r["replayed"] for r in replays),
-            "live": sum(r["live"] for r in replays),
-            "live_cost_usd": round(sum(r["live_cost_usd"] for r in replays), 6),
-            "unpriced": sum(r["unpriced"] for r in replays),
-            "unused": sum(r.get("unused", 0) for r in replays),
-            "misses": len(misses),
-            "keys": [k for r in replays for k in r.get("keys", [])],  # kept out of the report's row
-        }
-        for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
-            if any(r.get(key) for r in replays):
-                facts[key] = sum(r.get(key, 0) for r in replays)
-        drifts = [d for r in replays for d in r.get("drift_list", [])]
-        if drifts:
-            facts["drift_message"] = drifts[0]["message"]
-        if misses:
-            first = misses[0]
-            facts["miss"] = {
-                "message": first["message"],
-                "component": first["component"],
-                "fixture": first["fixture"],
-                "not_evaluated": first["not_evaluated"],
-            }
+        facts = reports.replay_facts(replays, (r["fixture"] for r in replays))
+        facts["keys"] = [k for r in replays for k in r.get("keys", [])]  # for --attest-repeat, not the row
+        if "miss" in facts:
             location = self.miss_location(call)
             if location:
                 facts["miss"]["location"] = location

@@ -167,6 +167,32 @@ def _replay_block(totals: dict[str, float], not_evaluated: int) -> dict[str, Any
     return block
 
 
+def replay_facts(sessions: list[dict[str, Any]], fixtures: Iterable[str]) -> dict[str, Any]:
+    """A test row's `replay` block from the summaries of the replay sessions it ran (the engine's
+    `close` answers); the first miss is the one shown, without where the agent made the call."""
+    misses = [m for s in sessions for m in s["miss_list"]]
+    facts: dict[str, Any] = {
+        "fixtures": sorted(set(fixtures)),
+        "mode": sessions[-1]["mode"],
+        "replayed": sum(s["replayed"] for s in sessions),
+        "live": sum(s["live"] for s in sessions),
+        "live_cost_usd": round(sum(s["live_cost_usd"] for s in sessions), 6),
+        "unpriced": sum(s["unpriced"] for s in sessions),
+        "unused": sum(s.get("unused", 0) for s in sessions),
+        "misses": len(misses),
+    }
+    for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
+        if any(s.get(key) for s in sessions):
+            facts[key] = sum(s.get(key, 0) for s in sessions)
+    drifts = [d for s in sessions for d in s.get("drift_list", [])]
+    if drifts:
+        facts["drift_message"] = drifts[0]["message"]
+    if misses:
+        first = misses[0]
+        facts["miss"] = {key: first[key] for key in ("message", "component", "fixture", "not_evaluated")}
+    return facts
+
+
 def outcome_counts(tests: Iterable[Test]) -> dict[str, int]:
     counts = dict.fromkeys(OUTCOMES, 0)
     for test in tests:

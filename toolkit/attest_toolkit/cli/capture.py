@@ -53,6 +53,13 @@ MAX_COST = typer.Option(
     "the built-in table, is over it (or cannot be priced); in any capture, stop going live once the live "
     "calls reached it (a call that cannot be priced stops it too), and write nothing.",
 )
+IMAGE = typer.Option(
+    None,
+    "--image",
+    metavar="IMAGE",
+    help="Record this container image's run instead of a command (ARGS after `--` replace its command); "
+    "only the recorder reaches the network, and your keys never enter the container.",
+)
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 
 
@@ -89,6 +96,7 @@ def capture(
     fixtures_dir: Path | None = FIXTURES_DIR,
     tool: list[str] = TOOL,
     max_cost_usd: str | None = MAX_COST,
+    image: str | None = IMAGE,
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
@@ -114,6 +122,12 @@ def capture(
     calls, a call failed upstream), nothing written; 3 could not run (usage error, bad or missing
     fixture, credential found, refresh not confirmed).
     """
+    if image is not None:
+        if refresh or only_misses or yes or not name:
+            raise UsageError(
+                "--image records a new run: give --name N, without --refresh, --only-misses or --yes"
+            )
+        return capture_image(image, command or [], name, fixtures_dir, expect_fail, tool)
     check_usage(command or [], name, refresh, yes, expect_fail, tool, only_misses)
     ceiling = spend.parse_ceiling(max_cost_usd)
     env = {**os.environ, **({spend.VARIABLE: repr(ceiling)} if ceiling is not None else {})}
@@ -127,6 +141,21 @@ def capture(
         capturing.capture(
             command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool, env=env
         )
+    return 0
+
+
+def capture_image(
+    image: str,
+    args: list[str],
+    name: str,
+    fixtures_dir: Path | None,
+    expect_fail: bool,
+    tools: list[str],
+) -> int:
+    from ..image.capture import capture_image as run
+    from ..image.container import ImageRun
+
+    run(ImageRun(image, args), name, fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tools)
     return 0
 
 

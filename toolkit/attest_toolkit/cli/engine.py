@@ -1,6 +1,7 @@
 """`attest-engine`: the engine commands the seed names.
 
 attest-engine replay --name N -- CMD    run CMD against the replay proxy; exit 1 on a miss or a failing command
+attest-engine replay --image IMAGE --name N   the same for a container image, with no route outside (exit 0/1/2/3)
 attest-engine replay --serve --name N   the helpers' protocol: {"env"} out, serve until "stop", {"summary"} out
 attest-engine serve                     many sessions, opened and closed by JSON lines on stdin (a test runner)
 attest-engine report -o PATH            report-v2 from another runner's test rows on stdin (the Vitest reporter)
@@ -15,8 +16,23 @@ import typer
 
 from .. import engine
 from ..engine.runner import print_outcome
+from ..errors import UsageError
 from . import command_group, run
-from .replay import COMMAND, FIXTURE, FIXTURES_DIR, MODE, NAME, NO_LIVE, resolve_fixtures, resolve_mode
+from .replay import (
+    COMMAND,
+    ENGINE,
+    FIXTURE,
+    FIXTURES_DIR,
+    IMAGE,
+    MODE,
+    NAME,
+    NO_LIVE,
+    REPORT,
+    check_image_only,
+    replay_image,
+    resolve_fixtures,
+    resolve_mode,
+)
 
 app = command_group("attest-engine", "The attest replay engine.")
 
@@ -37,9 +53,19 @@ def replay(
     serve: bool = typer.Option(
         False, "--serve", help="Serve for an SDK helper instead of running a command."
     ),
+    image: str | None = IMAGE,
+    engine_name: str | None = ENGINE,
+    report: Path | None = REPORT,
 ) -> int:
-    """Replay a fixture for a command, or serve it to a helper over stdin/stdout."""
+    """Replay a fixture for a command or an image (--image), or serve it to a helper over stdin/stdout."""
+    check_image_only(image, engine_name, report)
+    if image is not None and serve:
+        raise UsageError("--serve serves a helper; --image runs an image: give one of them")
     fixtures = resolve_fixtures(name, fixture, fixtures_dir)
+    if image is not None:
+        return replay_image(
+            image, command or [], fixtures, mode=mode, engine_name=engine_name, match="strict", report=report
+        )
     if serve:
         summary = engine.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0

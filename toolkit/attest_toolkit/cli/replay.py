@@ -9,20 +9,9 @@ from pathlib import Path
 import typer
 
 from .. import engine
-from ..engine.runner import print_outcome, resolve_fixtures, resolve_mode
+from ..engine.runner import EXIT_DIVERGED, exit_code, print_outcome, resolve_fixtures, resolve_mode
 from ..errors import UsageError
 from ..repeat import divergence
-
-EXIT_PASS, EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_COULD_NOT_RUN = 0, 1, 2, 3
-
-
-def exit_code(run: engine.ReplayRun) -> int:
-    if run.returncode is None:
-        return EXIT_COULD_NOT_RUN
-    if run.diverged:
-        return EXIT_DIVERGED
-    return EXIT_COMMAND_FAILED if run.returncode != 0 else EXIT_PASS
-
 
 NAME = typer.Option(
     [],
@@ -68,6 +57,43 @@ NETWORK = typer.Option(
 )
 
 
+IMAGE = typer.Option(
+    None,
+    "--image",
+    metavar="IMAGE",
+    help="Run this container image (its entrypoint and command unchanged; ARGS after `--` replace the "
+    "command) with no route outside: strict, both channels from the fixture.",
+)
+ENGINE = typer.Option(None, "--engine", metavar="[podman|docker]", help="With --image: the container engine.")
+REPORT = typer.Option(None, "--report", metavar="FILE", help="With --image: write report-v2 for the run.")
+
+
+def replay_image(
+    image: str,
+    command: list[str],
+    fixtures: list[Path],
+    *,
+    mode: str | None,
+    engine_name: str | None,
+    match: str,
+    report: Path | None,
+) -> int:
+    """`--image`: refused with a live mode (as ctxmesh refuses --provider real with --replay)."""
+    from ..image.container import ImageRun
+    from ..image.replay import replay_image as run
+
+    if mode not in (None, "strict"):
+        raise UsageError(
+            f"--image replays strictly (both channels from the fixture): --mode {mode} is refused"
+        )
+    return run(ImageRun(image, command, engine_name or "podman"), fixtures, match, report)
+
+
+def check_image_only(image: str | None, engine_name: str | None, report: Path | None) -> None:
+    if image is None and (engine_name or report):
+        raise UsageError("--engine and --report go with --image")
+
+
 def inner_argv(
     command: list[str], fixtures: list[Path], mode: str, no_live: bool, match: str = "strict", repeat: int = 1
 ) -> list[str]:
@@ -104,13 +130,27 @@ def replay(
     network: str = NETWORK,
     match: str = MATCH,
     repeat: int = REPEAT,
+    image: str | None = IMAGE,
+    engine_name: str | None = ENGINE,
+    report: Path | None = REPORT,
 ) -> int:
-    """Run CMD against recorded model traffic. Exit 0 pass, 1 the command failed, 2 replay diverged, 3 could not run."""
-    fixtures, chosen = resolve_fixtures(name, fixture, fixtures_dir), resolve_mode(mode)
+    """Run CMD against recorded model traffic. Exit 0 pass, 1 the command failed, 2 replay diverged, 3 could not run.
+
+    With --image IMAGE, run the image instead, in a network namespace that holds only the replay
+    engine (exit 1 then means the agent's container failed)."""
+    check_image_only(image, engine_name, report)
+    fixtures = resolve_fixtures(name, fixture, fixtures_dir)
     if match not in engine.MATCHES:
         raise UsageError(f"--match must be strict or lenient, not {match!r}")
     if network not in ("none", "guard", "off"):
         raise UsageError(f"--network must be none, guard or off, not {network!r}")
+    if image is not None:
+        if network == "guard":
+            raise UsageError("--image always runs with the network off: --network guard does not apply")
+        return replay_image(
+            image, command or [], fixtures, mode=mode, engine_name=engine_name, match=match, report=report
+        )
+    chosen = resolve_mode(mode)
     if not command:
         raise UsageError("no command given; put it after `--`")
     if network == "none":

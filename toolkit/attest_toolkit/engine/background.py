@@ -7,6 +7,7 @@ caller's thread stays free to run the agent (or the test) that talks to them.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -84,11 +85,13 @@ class BackgroundServer:
     def loop(self) -> asyncio.AbstractEventLoop:
         return self._loop
 
-    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+    def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
+        """Listen on host:port, or on `sock`, a listening socket made elsewhere (in another network
+        namespace: image.netns); the URL names its own address."""
         self._thread.start()
-        return asyncio.run_coroutine_threadsafe(self._start(host, port), self._loop).result()
+        return asyncio.run_coroutine_threadsafe(self._start(host, port, sock), self._loop).result()
 
-    async def _start(self, host: str, port: int) -> str:
+    async def _start(self, host: str, port: int, given: socket.socket | None = None) -> str:
         self._runner = web.AppRunner(
             self._build(),
             access_log=None,
@@ -98,7 +101,11 @@ class BackgroundServer:
         )
         await self._runner.setup()
         if self._request_timeout is None and self._front is None:
-            site = web.TCPSite(self._runner, host, port, reuse_address=True)
+            site: web.BaseSite = (
+                web.SockSite(self._runner, given)
+                if given is not None
+                else web.TCPSite(self._runner, host, port, reuse_address=True)
+            )
             await site.start()
             sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
         else:
@@ -109,11 +116,15 @@ class BackgroundServer:
                 factory = self._front_made = self._front(server)
             if self._request_timeout is not None:
                 factory = _with_deadline(factory, self._request_timeout)
-            self._listener = await asyncio.get_running_loop().create_server(
-                factory, host, port, reuse_address=True
+            loop = asyncio.get_running_loop()
+            self._listener = await (
+                loop.create_server(factory, sock=given)
+                if given is not None
+                else loop.create_server(factory, host, port, reuse_address=True)
             )
             sock = self._listener.sockets[0]
-        self.base_url = f"http://{host}:{sock.getsockname()[1]}"
+        address, bound_port = sock.getsockname()[:2]
+        self.base_url = f"http://{address if given is not None else host}:{bound_port}"
         return self.base_url
 
     async def _cleanup(self) -> None:

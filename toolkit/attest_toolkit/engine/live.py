@@ -114,6 +114,10 @@ class LiveForwarder:
             offered = auth[7:] if auth[:7].lower() == "bearer " else None
         return offered is not None and hmac.compare_digest(offered.encode(), key.encode())
 
+    def outgoing_headers(self, request: web.Request) -> dict[str, str]:
+        """The headers sent upstream: the caller's own, but for the hop-by-hop ones."""
+        return {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+
     async def client(self) -> aiohttp.ClientSession:
         if self._client is None or self._client.closed:
             load_ca_store()  # the engine's start left it unloaded
@@ -148,7 +152,7 @@ class LiveForwarder:
         """`forward` to any URL (a tool server's); `path` is what the exchange records. With
         `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
         reply event) does not cut the exchange short: the rest is still read and recorded."""
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        headers = self.outgoing_headers(request)
         client = await self.client()
         async with client.request(
             request.method, url, params=request.query_string or None, data=raw or None, headers=headers

@@ -22,6 +22,8 @@ from .server import Engine, ReplayApp, dumps_line
 from .session import MODES, Mode, default_mode
 
 STOP_LINES = frozenset({"stop", "quit", "exit"})
+# `attest replay`'s verdict, ctxmesh's: pass, the command (or container) failed, replay diverged, could not run.
+EXIT_PASS, EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_COULD_NOT_RUN = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,15 @@ class ReplayRun:
     @property
     def diverged(self) -> bool:
         return self.summary["misses"] > 0
+
+
+def exit_code(run: ReplayRun) -> int:
+    """A divergence wins over the command's own failure: the behaviour changed, whatever came after."""
+    if run.returncode is None:
+        return EXIT_COULD_NOT_RUN
+    if run.diverged:
+        return EXIT_DIVERGED
+    return EXIT_COMMAND_FAILED if run.returncode != 0 else EXIT_PASS
 
 
 def run_command(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets as pysecrets
+import socket
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -243,8 +244,8 @@ class Engine:
     def base_url(self) -> str:
         return self.app.base_url
 
-    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self.app.base_url = self.server.start(host, port)
+    def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
+        self.app.base_url = self.server.start(host, port, sock)
         return self.base_url
 
     def open_session(
