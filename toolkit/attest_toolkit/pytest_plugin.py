@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from . import lane_http
+from . import lane_http, last_miss
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
-from .fixture import DEFAULT_DIR, fixture_path
+from .fixture import DEFAULT_DIR, fixture_path, name_of
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
@@ -71,6 +71,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="strict (default) or lenient: model calls by position, a changed request served and reported "
         "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
+    )
+    group.addoption(
+        "--attest-diff",
+        action="store_true",
+        default=False,
+        help="Under a test that missed, show the recorded and the sent request side by side (secrets "
+        "redacted). Local runs only: ignored when CI is set.",
     )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
     group.addoption(
@@ -214,6 +221,7 @@ class AttestPlugin:
         self.no_live = self.guard  # with the guard on, the proxy never goes live either
         self.report_path = config.getoption("attest_report")
         self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
+        self.show_diff = bool(config.getoption("attest_diff")) and not last_miss.in_ci()
         if self.match not in MATCHES:
             raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
         self.engines: dict[str | None, EngineProcess] = {}
@@ -336,8 +344,21 @@ class AttestPlugin:
         facts = self.facts(replays, call)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
+        if self.show_diff and "miss" in facts:
+            self.show_last_miss(report, replays, facts["miss"]["fixture"])
         if item.stash.get(RECORDINGS, None):
             self.write_recordings(item, report)
+
+    @staticmethod
+    def show_last_miss(report: pytest.TestReport, replays: list[dict[str, Any]], name: str) -> None:
+        """The miss's recorded and sent request side by side, below the failure (the engine kept them)."""
+        paths = [Path(p) for r in replays for p in r["fixtures"] if name_of(p) == name]
+        try:
+            shown = last_miss.shown(paths[0]) if paths else None
+        except AttestError as exc:
+            shown = str(exc)
+        if shown:
+            report.sections.append(("attest diff: recorded | sent", shown))
 
     def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
@@ -379,6 +400,8 @@ class AttestPlugin:
                 "fixture": first["fixture"],
                 "not_evaluated": first["not_evaluated"],
             }
+            if first.get("paths"):
+                facts["miss"]["paths"] = first["paths"]
             location = self.miss_location(call)
             if location:
                 facts["miss"]["location"] = location

@@ -65,10 +65,10 @@ describe("a project whose tests replay", () => {
 
   it("fails a strict miss with the miss message naming the changed component", () => {
     const expected: Record<string, [string, string]> = {
-      "system prompt changed": ["system", "replay miss: system prompt changed (hash d5b0c2c→"],
-      "messages changed": ["messages", "replay miss: messages changed (hash faa4202→"],
-      "tools changed": ["tools", "replay miss: tools changed (hash de4ef59→"],
-      "params changed": ["params", "replay miss: params changed (hash e4ff491→"],
+      "system prompt changed": ["system", "replay miss: system prompt changed: system[0].content (hash d5b0c2c→"],
+      "messages changed": ["messages", "replay miss: messages changed: messages[0].content (hash faa4202→"],
+      "tools changed": ["tools", "replay miss: tools changed: tools[0].function.description (hash de4ef59→"],
+      "params changed": ["params", "replay miss: params changed: temperature (hash e4ff491→"],
       "model changed": ["model", 'replay miss: model changed ("gpt-4o-mini"→"gpt-4.1"); ' + REFRESH],
       "more calls than recorded": ["overflow", "replay miss: the agent made more model calls than the 2 recorded; " + REFRESH],
       "an extra identical call": ["duplicate", "replay miss: the agent made an extra identical call; " + REFRESH],

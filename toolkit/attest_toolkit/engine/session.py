@@ -10,6 +10,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..last_miss import in_ci
+from ..normalize import describe_components
+from ..secrets import Secrets
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose
 from .diagnose import Miss
@@ -24,7 +27,7 @@ MATCHES: tuple[str, ...] = ("strict", "lenient")
 
 def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
     """strict when CI is set, so a pull-request check never goes live by accident; auto locally."""
-    return "strict" if env.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "auto"
+    return "strict" if in_ci(env) else "auto"
 
 
 @dataclass
@@ -47,8 +50,10 @@ class Session:
         mode: Mode = "strict",
         no_live: bool = False,
         match: str = "strict",
+        secrets: Secrets | None = None,
     ) -> None:
         self.fixtures = fixtures
+        self.secrets = secrets  # to decompose a recording a miss is compared with; None: no paths named
         self.mode: Mode = mode
         self.no_live = no_live
         self.match = match
@@ -62,6 +67,7 @@ class Session:
             self.by_key = index_recordings(self.recordings)
             self.served = {k: v for f in fixtures for k, v in f.served.items()}
         self._taken: dict[str, int] = {}
+        self.compared: tuple[int, Recording] | None = None  # the recording the last miss was compared with
         self._used = bytearray(len(self.recordings))
         self.counters = Counters()
         self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
@@ -78,16 +84,19 @@ class Session:
         model: str | None,
         endpoint: str,
         parts: tuple[dict, ...] | None = None,
+        components: dict[str, Any] | None = None,
     ) -> Recording | Miss:
+        """The recording for a request; `components` (its normalized components) let a miss name the
+        paths that changed."""
         if self.match == "lenient":
-            found = self._by_position(key, hashes, model)
+            found = self._by_position(key, hashes, model, components)
             return self._hinted(found) if isinstance(found, Miss) else found
         position = self._next(key)
         if position is not None:
             return self._take(key, position)
         if key in self.by_key:
             return self._hinted(diagnose.duplicate(self.name))
-        return self._hinted(self._diagnose(hashes, model, endpoint, parts))
+        return self._hinted(self._diagnose(hashes, model, endpoint, parts, components))
 
     def lookup_tool(self, call: CallKey) -> ToolRecording | Miss:
         found = self.tools.lookup(call, self.name)
@@ -117,7 +126,21 @@ class Session:
         loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)
         return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path) if loaded else None)
 
-    def _by_position(self, key: str, hashes: dict[str, str], model: str | None) -> Recording | Miss:
+    def _values(self, rec: Recording, components: dict[str, Any] | None) -> tuple[dict, dict] | None:
+        """The recorded and the sent components, normalized alike, when both can be had."""
+        if components is None or rec.request is None or self.secrets is None:
+            return None
+        return describe_components(*rec.request, self.secrets), components
+
+    def _difference(
+        self, rec: Recording, hashes: dict[str, str], model: str | None, components: dict[str, Any] | None
+    ) -> Miss:
+        values = self._values(rec, components)
+        return diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
+
+    def _by_position(
+        self, key: str, hashes: dict[str, str], model: str | None, components: dict[str, Any] | None
+    ) -> Recording | Miss:
         """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift."""
         position = self._position
         self._position += 1
@@ -126,38 +149,45 @@ class Session:
         rec = self.recordings[position]
         self._used[position] = 1
         if rec.key != key:
-            difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
-            drift = diagnose.drift(position + 1, difference)
+            drift = diagnose.drift(position + 1, self._difference(rec, hashes, model, components))
             self.counters.drifts.append(
                 {
                     "kind": "model_request_drift",
                     "at": position,
                     "message": drift.message,
                     "component": drift.component,
+                    "paths": list(drift.paths),
                 }
             )
         return rec
 
-    def _next_unused(self, endpoint: str) -> Recording | None:
+    def _next_unused(self, endpoint: str) -> int | None:
+        """The next unused recording of `endpoint`, else the next unused one of any endpoint."""
         first = None
         for position, used in enumerate(self._used):
             if used:
                 continue
-            rec = self.recordings[position]
-            if rec.endpoint == endpoint:
-                return rec
-            first = first or rec
+            if self.recordings[position].endpoint == endpoint:
+                return position
+            first = position if first is None else first
         return first
 
     def _diagnose(
-        self, hashes: dict[str, str], model: str | None, endpoint: str, parts: tuple[dict, ...] | None
+        self,
+        hashes: dict[str, str],
+        model: str | None,
+        endpoint: str,
+        parts: tuple[dict, ...] | None,
+        components: dict[str, Any] | None = None,
     ) -> Miss:
-        rec = self._next_unused(endpoint)
-        if rec is None:
+        position = self._next_unused(endpoint)
+        if position is None:
             return diagnose.overflow(len(self.recordings), self.name)
+        rec = self.recordings[position]
+        self.compared = (position, rec)
         if rec.endpoint != endpoint:
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
-        difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+        difference = self._difference(rec, hashes, model, components)
         if difference.component == "params" and rec.parts is not None and parts is not None:
             return diagnose.upload_changed(rec.parts, parts, rec.fixture) or difference
         return difference
@@ -171,6 +201,7 @@ class Session:
                 "component": miss.component,
                 "fixture": miss.fixture,
                 "not_evaluated": not_evaluated,
+                "paths": list(miss.paths),
             }
         )
 

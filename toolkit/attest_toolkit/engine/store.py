@@ -38,6 +38,8 @@ class Recording:
     # The whole HTTP/1.1 answer, built once at load: status line, headers, body (SSE: one chunk per
     # event). None when a header cannot be sent as is; aiohttp then serves (and refuses) it as before.
     wire: bytes | None = field(default=None, repr=False, compare=False)
+    # The stored request (provider, method, path, query, body), decomposed only when a miss names paths.
+    request: tuple[str, str, str, str, dict] | None = field(default=None, repr=False, compare=False)
 
     @property
     def endpoint(self) -> str:
@@ -129,6 +131,7 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
         events=events,
         parts=_upload_parts(item, secrets),
         wire=wire_bytes(status, headers, body, events),
+        request=(item["provider"], item["method"], item["path"], item.get("query", ""), request_body),
     )
 
 
