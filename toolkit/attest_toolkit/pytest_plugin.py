@@ -25,6 +25,7 @@ from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import DEFAULT_DIR, fixture_path, name_of
+from .normalize.rules import parse_ignore
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
@@ -92,6 +93,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "attest_match(ignore=[...]): paths this test's replays let change, served and reported as drift "
+        "(params.max_tokens, messages[*].content[?type=text&text= ])",
+    )
     plugin = AttestPlugin(config)
     config.pluginmanager.register(plugin, "attest-plugin")
     config.stash[PLUGIN] = plugin
@@ -161,7 +167,9 @@ class ReplayHandle:
         self.engine = engine = self.plugin.engine(self.engine_path)
         plugin = self.plugin
         self.sid, env = or_fail(
-            lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
+            lambda: engine.open_session(
+                [self.path], self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
+            )
         )
         self._saved = record.point_at(env)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
@@ -234,6 +242,21 @@ class AttestPlugin:
         self.front: RecordingFront | None = None
         self._front_saved: dict[str, str | None] = {}
         self.recorded_lines: list[str] = []
+        self._policy_ignore: tuple[str, ...] | None = None
+
+    def ignore_rules(self, item: pytest.Item) -> list[str]:
+        """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
+        if self._policy_ignore is None:
+            from .policy import load_policy  # read once, and only by a run that replays
+
+            self._policy_ignore = load_policy(root=self.rootpath).ignore
+        rules = list(self._policy_ignore)
+        for marker in item.iter_markers("attest_match"):
+            paths = marker.kwargs.get("ignore", ())
+            paths = [paths] if isinstance(paths, str) else list(paths)
+            parse_ignore(paths, f"{item.nodeid}: attest_match marker")  # its one-line error names the test
+            rules += paths
+        return rules
 
     # --- engine and guard --------------------------------------------------------------------------
 
@@ -392,6 +415,9 @@ class AttestPlugin:
         drifts = [d for r in replays for d in r.get("drift_list", [])]
         if drifts:
             facts["drift_message"] = drifts[0]["message"]
+            paths = [p for d in drifts for p in d.get("paths", [])]
+            if paths:
+                facts["drift_paths"] = list(dict.fromkeys(paths))
         if misses:
             first = misses[0]
             facts["miss"] = {
@@ -513,6 +539,9 @@ class AttestPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.recorded_lines:
             terminalreporter.write_line(line)
+        for row in self.rows.values():  # drift is served, never silent
+            if (row.get("replay") or {}).get("drift_message"):
+                terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
         if any("replay" in r for r in self.rows.values()):
             totals = self.totals()
             if totals["live"]:

@@ -11,7 +11,7 @@ import json
 import os
 import secrets as pysecrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from aiohttp import web
 from .. import last_miss
 from ..errors import AttestError
 from ..normalize import parse_body, request_content
+from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..provider_env import KEY_VARS, proxy_env
 from ..secrets import Secrets, environment_secrets
@@ -111,8 +112,15 @@ class ReplayApp:
     # --- sessions ----------------------------------------------------------------------------------
 
     def open(
-        self, fixtures: list[str | Path], mode: Mode, no_live: bool, match: str = "strict"
+        self,
+        fixtures: list[str | Path],
+        mode: Mode,
+        no_live: bool,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
+        """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
+        fixture's own."""
         if mode not in MODES:
             raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
         if match not in MATCHES:
@@ -120,7 +128,8 @@ class ReplayApp:
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
         sid = pysecrets.token_hex(8)
-        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets)
+        rules = parse_ignore(ignore, "the run's ignore rules")
+        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules)
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
@@ -271,9 +280,14 @@ class Engine:
         return self.base_url
 
     def open_session(
-        self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False, match: str = "strict"
+        self,
+        fixtures: list[str | Path],
+        mode: Mode = "strict",
+        no_live: bool = False,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
-        return self.server.call(self.app.open, fixtures, mode, no_live, match)
+        return self.server.call(self.app.open, fixtures, mode, no_live, match, ignore)
 
     def close_session(self, sid: str) -> dict[str, Any]:
         return self.server.call(self.app.close, sid)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ..last_miss import in_ci
 from ..normalize import describe_components
+from ..normalize.rules import Rule, masked_hashes
 from ..secrets import Secrets
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose
@@ -51,6 +52,7 @@ class Session:
         no_live: bool = False,
         match: str = "strict",
         secrets: Secrets | None = None,
+        rules: tuple[Rule, ...] = (),
     ) -> None:
         self.fixtures = fixtures
         self.secrets = secrets  # to decompose a recording a miss is compared with; None: no paths named
@@ -72,6 +74,9 @@ class Session:
         self.counters = Counters()
         self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
         self.tool_servers = {name: decl for f in fixtures for name, decl in f.tools.items()}
+        # Ignore rules by fixture: the fixture's own, then the run's (a marker's, the policy's).
+        self._rules = {f.name: f.rules + rules for f in fixtures if f.rules or rules}
+        self._masked: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}  # position -> its masked hashes
 
     @property
     def name(self) -> str:
@@ -94,6 +99,10 @@ class Session:
         position = self._next(key)
         if position is not None:
             return self._take(key, position)
+        if self._rules and components is not None:
+            allowed = self._ignoring(hashes, model, endpoint, components)
+            if allowed is not None:
+                return allowed
         if key in self.by_key:
             return self._hinted(diagnose.duplicate(self.name))
         return self._hinted(self._diagnose(hashes, model, endpoint, parts, components))
@@ -113,8 +122,13 @@ class Session:
     def _next(self, key: str) -> int | None:
         """Where the next unused recording for `key` is, if one is left."""
         positions = self.by_key.get(key)
+        if not positions:
+            return None
         taken = self._taken.get(key, 0)
-        return positions[taken] if positions and taken < len(positions) else None
+        while taken < len(positions) and self._used[positions[taken]]:  # served under an ignore rule
+            taken += 1
+            self._taken[key] = taken
+        return positions[taken] if taken < len(positions) else None
 
     def _take(self, key: str, position: int) -> Recording:
         self._taken[key] = self._taken.get(key, 0) + 1
@@ -138,6 +152,40 @@ class Session:
         values = self._values(rec, components)
         return diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
 
+    def _ignoring(
+        self, hashes: dict[str, str], model: str | None, endpoint: str, components: dict[str, Any]
+    ) -> Recording | None:
+        """The first unused recording of the endpoint that differs only where its fixture's ignore
+        rules allow, taken and reported as drift; None when there is none."""
+        for position, used in enumerate(self._used):
+            rec = self.recordings[position]
+            rules = self._rules.get(rec.fixture)
+            if used or not rules or rec.endpoint != endpoint or rec.request is None or self.secrets is None:
+                continue
+            if position not in self._masked:
+                recorded = describe_components(*rec.request, self.secrets)
+                self._masked[position] = (recorded, masked_hashes(recorded, rules))
+            recorded, wanted = self._masked[position]
+            if masked_hashes(components, rules) != wanted:
+                continue
+            self._used[position] = 1
+            values = (recorded, components)
+            difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
+            self._note_drift(position, diagnose.drift(position + 1, difference))
+            return rec
+        return None
+
+    def _note_drift(self, position: int, drift: Miss) -> None:
+        self.counters.drifts.append(
+            {
+                "kind": "model_request_drift",
+                "at": position,
+                "message": drift.message,
+                "component": drift.component,
+                "paths": list(drift.paths),
+            }
+        )
+
     def _by_position(
         self, key: str, hashes: dict[str, str], model: str | None, components: dict[str, Any] | None
     ) -> Recording | Miss:
@@ -149,15 +197,8 @@ class Session:
         rec = self.recordings[position]
         self._used[position] = 1
         if rec.key != key:
-            drift = diagnose.drift(position + 1, self._difference(rec, hashes, model, components))
-            self.counters.drifts.append(
-                {
-                    "kind": "model_request_drift",
-                    "at": position,
-                    "message": drift.message,
-                    "component": drift.component,
-                    "paths": list(drift.paths),
-                }
+            self._note_drift(
+                position, diagnose.drift(position + 1, self._difference(rec, hashes, model, components))
             )
         return rec
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import fixture as fx
 from ..normalize import body_bytes, describe_components, key_of, upload_parts
+from ..normalize.rules import Rule, parse_ignore
 from ..normalize.served import Served
 from ..secrets import Secrets
 from ..tools.match import ToolRecording, load_recording
@@ -56,6 +57,7 @@ class LoadedFixture:
     tools: dict = field(repr=False, default_factory=dict)  # the declared tool servers, by name
     tool_recordings: tuple[ToolRecording, ...] = ()
     served: dict[str, str] = field(repr=False, default_factory=dict)  # served value -> placeholder
+    rules: tuple[Rule, ...] = ()  # the fixture's own ignore rules (`match.ignore`)
 
 
 def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:
@@ -158,6 +160,7 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
         doc.get("tools", {}),
         tools,
         served.back,
+        parse_ignore(doc.get("match", {}).get("ignore", []), str(path)),
     )
 
 
