@@ -35,6 +35,7 @@ HANDLES = pytest.StashKey[list["ReplayHandle"]]()
 RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp"]]]()
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
+EGRESS_CHOICES = ("block", "block-all", "off")
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
@@ -62,9 +63,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--attest-egress",
-        choices=("block", "off"),
+        choices=EGRESS_CHOICES,
         default=None,
-        help="block: connections to known provider hosts fail (EgressBlockedError). Also ATTEST_EGRESS=block.",
+        help="block: connections to known provider hosts fail (EgressBlockedError); block-all: every host "
+        "but loopback and --attest-allowed-hosts fails too (pytest-recording's --block-network). "
+        "Also ATTEST_EGRESS.",
+    )
+    group.addoption(
+        "--attest-allowed-hosts",
+        default=None,
+        metavar="HOSTS",
+        help="With --attest-egress=block-all: comma-separated hosts (names or addresses) still reachable. "
+        "Provider hosts stay blocked. Also ATTEST_ALLOWED_HOSTS.",
     )
     group.addoption(
         "--attest-match",
@@ -225,7 +235,12 @@ class AttestPlugin:
             raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
         self.strict = bool(config.getoption("attest_strict")) or _truthy(os.environ.get("ATTEST_STRICT"))
         egress = config.getoption("attest_egress") or os.environ.get("ATTEST_EGRESS", "off")
-        self.guard = egress.strip().lower() == "block"
+        egress = egress.strip().lower()
+        self.guard = egress in ("block", "block-all")
+        self.block_all = egress == "block-all"
+        self.allowed_hosts = config.getoption("attest_allowed_hosts") or os.environ.get(
+            "ATTEST_ALLOWED_HOSTS"
+        )
         self.no_live = self.guard  # with the guard on, the proxy never goes live either
         self.report_path = config.getoption("attest_report")
         self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
@@ -302,6 +317,10 @@ class AttestPlugin:
         if self.guard:
             from . import guard
 
+            if self.block_all:
+                from .guard import scope
+
+                scope.block_all(scope.parse_hosts(self.allowed_hosts))
             guard.install()
             self._guard_installed = True
 
@@ -319,6 +338,10 @@ class AttestPlugin:
 
             guard.uninstall()
             self._guard_installed = False
+            if self.block_all:
+                from .guard import scope
+
+                scope.providers_only()
 
     def relative(self, path: Path) -> str:
         try:
