@@ -94,7 +94,7 @@ class Session:
         """The recording for a request; `components` (its normalized components) let a miss name the
         paths that changed."""
         if self.match == "lenient":
-            found = self._by_position(key, hashes, model, components)
+            found = self._by_position(key, hashes, model, endpoint, components)
             return self._hinted(found) if isinstance(found, Miss) else found
         position = self._next(key)
         if position is not None:
@@ -187,14 +187,23 @@ class Session:
         )
 
     def _by_position(
-        self, key: str, hashes: dict[str, str], model: str | None, components: dict[str, Any] | None
+        self,
+        key: str,
+        hashes: dict[str, str],
+        model: str | None,
+        endpoint: str,
+        components: dict[str, Any] | None,
     ) -> Recording | Miss:
-        """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift."""
+        """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift.
+        A call to another method or path (so another API or provider) is a miss, never served."""
         position = self._position
-        self._position += 1
         if position >= len(self.recordings):
+            self._position += 1
             return diagnose.overflow(len(self.recordings), self.name)
         rec = self.recordings[position]
+        if rec.endpoint != endpoint:
+            return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
+        self._position += 1
         self._used[position] = 1
         if rec.key != key:
             self._note_drift(
