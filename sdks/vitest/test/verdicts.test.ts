@@ -22,7 +22,7 @@ interface Row {
   outcome: string;
   reason?: string;
   message: string | null;
-  replay?: { fixtures: string[]; mode: string; replayed: number; live: number; misses: number; miss?: { message: string; component: string; location?: { file: string; line: number } } };
+  replay?: { fixtures: string[]; mode: string; replayed: number; live: number; misses: number; miss?: { message: string; component: string; paths?: string[]; location?: { file: string; line: number } } };
 }
 
 /** Run the project as a user would (`npx vitest run`), outside CI, with a report path. */
@@ -80,6 +80,9 @@ describe("a project whose tests replay", () => {
       expect(row.message, name).toMatch(new RegExp(`${REFRESH.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       expect(row.replay?.miss?.component, name).toBe(component);
     }
+    // Where the request changed, by path (report-v2's miss.paths).
+    expect(rows["params changed"].replay?.miss?.paths).toEqual(["params.temperature"]);
+    expect(rows["model changed"].replay?.miss?.paths).toEqual(["model"]);
     // Where the agent made the call: its own source, not node_modules.
     expect(rows["system prompt changed"].replay?.miss?.location?.file).toBe("sdks/vitest/test/agents/refund.mjs");
     expect(rows["more calls than recorded"].replay?.miss?.location?.file).toBe(FILE);
