@@ -162,14 +162,16 @@ def test_lenient_matching_serves_a_changed_request_as_drift_and_still_misses_too
     changed = agent("--mcp-mode", "legacy", "--question", "Weather in Oslo, please?")
 
     strict = replay(tmp_path, "weather", changed)
-    assert strict.returncode == 2 and "replay miss: messages changed (hash " in strict.stderr
+    assert strict.returncode == 2 and "replay miss: messages changed: messages[" in strict.stderr
 
     args = ["replay", "--name", "weather", "--fixtures-dir", str(tmp_path / "fixtures"), "--match", "lenient"]
     lenient = run_attest(*args, "--", *changed, env=clean_env(), cwd=tmp_path)
     assert lenient.returncode == 0, lenient.stderr
     assert lenient.stdout.splitlines() == [FORECAST_LINE, ANSWER, REPLAYED]
     drifts = [line for line in lenient.stderr.splitlines() if line.startswith("replay drift:")]
-    assert len(drifts) == 2 and drifts[0].startswith("replay drift: model call 1: messages changed (hash ")
+    assert len(drifts) == 2 and drifts[0].startswith(
+        "replay drift: model call 1: messages changed: messages["
+    )
 
     tool_changed = run_attest(*args, "--", *changed, "--units", "fahrenheit", env=clean_env(), cwd=tmp_path)
     assert tool_changed.returncode == 2
@@ -214,7 +216,9 @@ def test_drifted(attest_replay):
     row = report["tests"][0]
     assert row["outcome"] == "passed"
     assert row["replay"]["drift"] == 2 and row["replay"]["misses"] == 0
-    assert row["replay"]["drift_message"].startswith("replay drift: model call 1: messages changed (hash ")
+    assert row["replay"]["drift_message"].startswith(
+        "replay drift: model call 1: messages changed: messages["
+    )
     assert report["summary"]["replay"]["drift"] == 2
     comment = run_cli(["report", "summary", "--report", str(pytester.path / "report.json")], env=clean_env())
     assert (

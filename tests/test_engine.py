@@ -75,16 +75,22 @@ REFRESH = re.escape("; re-record with `attest capture --refresh t --fixtures-dir
     [
         (
             chat_request(system="You are verbose."),
-            rf"replay miss: system prompt changed \(hash {HASH}\){REFRESH}",
+            rf"replay miss: system prompt changed: system\[0\]\.content \(hash {HASH}\){REFRESH}",
         ),
-        (chat_request("Say goodbye"), rf"replay miss: messages changed \(hash {HASH}\){REFRESH}"),
+        (
+            chat_request("Say goodbye"),
+            rf"replay miss: messages changed: messages\[0\]\.content \(hash {HASH}\){REFRESH}",
+        ),
         (
             chat_request(
                 tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
             ),
-            rf"replay miss: tools changed \(hash {HASH}\){REFRESH}",
+            rf"replay miss: tools changed: tools added \(hash {HASH}\){REFRESH}",
         ),
-        (chat_request(temperature=0.5), rf"replay miss: params changed \(hash {HASH}\){REFRESH}"),
+        (
+            chat_request(temperature=0.5),
+            rf"replay miss: params changed: temperature added \(hash {HASH}\){REFRESH}",
+        ),
         (
             chat_request(model="gpt-4.1"),
             re.escape('replay miss: model changed ("gpt-4o-mini"→"gpt-4.1")') + REFRESH,

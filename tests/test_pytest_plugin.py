@@ -85,12 +85,16 @@ def test_changed(attest_replay):
     result = suite.runpytest_subprocess("--attest-replay=strict", "--attest-report=report.json")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*replay miss: messages changed (hash *→*); re-record with `attest capture --refresh hello`*"]
+        [
+            "*replay miss: messages changed: messages[[]0[]].content (hash *→*); "
+            "re-record with `attest capture --refresh hello`*"
+        ]
     )
     row = report_of(suite)["tests"][0]
     assert row["outcome"] == "failed"
-    assert row["message"].startswith("replay miss: messages changed (hash ")
+    assert row["message"].startswith("replay miss: messages changed: messages[0].content (hash ")
     assert row["replay"]["misses"] == 1 and row["replay"]["miss"]["component"] == "messages"
+    assert row["replay"]["miss"]["paths"] == ["messages[0].content"]
     assert row["replay"]["miss"]["location"]["file"] == "agent.py"
 
 

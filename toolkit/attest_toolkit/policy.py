@@ -21,6 +21,7 @@ import yaml
 
 from .errors import AttestError, read_text
 from .fixture_catalog import age_days
+from .normalize.rules import parse_ignore
 from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
 from .validation import first_error, json_pointer
 
@@ -71,6 +72,7 @@ class Policy:
     settings: dict[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
     overrides: tuple[Override, ...] = ()
     source: str = "built-in defaults"
+    ignore: tuple[str, ...] = ()  # matching rules every replay applies (`match: {ignore: [...]}`)
 
     def scope_label(self, scope: int) -> str:
         return "policy" if scope == TOP else f"overrides[{scope}] ({', '.join(self.overrides[scope].paths)})"
@@ -197,7 +199,12 @@ def parse_policy(doc: Any, source: str | Path = "policy") -> Policy:
         )
         for o in doc.get("overrides", [])
     )
-    return Policy(settings, overrides, str(source))
+    ignore = tuple(doc.get("match", {}).get("ignore", []))
+    try:
+        parse_ignore(ignore, "match.ignore")
+    except AttestError as exc:
+        raise PolicyError(str(exc), source) from None
+    return Policy(settings, overrides, str(source), ignore)
 
 
 # --- evaluation ----------------------------------------------------------------------------------

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from . import lane_http
+from . import lane_http, last_miss
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
-from .fixture import DEFAULT_DIR, fixture_path
+from .fixture import DEFAULT_DIR, fixture_path, name_of
+from .normalize.rules import parse_ignore
 from .repeat import base_id, divergence, run_label
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
@@ -35,6 +36,7 @@ HANDLES = pytest.StashKey[list["ReplayHandle"]]()
 RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp"]]]()
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
+EGRESS_CHOICES = ("block", "block-all", "off")
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
@@ -62,9 +64,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--attest-egress",
-        choices=("block", "off"),
+        choices=EGRESS_CHOICES,
         default=None,
-        help="block: connections to known provider hosts fail (EgressBlockedError). Also ATTEST_EGRESS=block.",
+        help="block: connections to known provider hosts fail (EgressBlockedError); block-all: every host "
+        "but loopback and --attest-allowed-hosts fails too (pytest-recording's --block-network). "
+        "Also ATTEST_EGRESS.",
+    )
+    group.addoption(
+        "--attest-allowed-hosts",
+        default=None,
+        metavar="HOSTS",
+        help="With --attest-egress=block-all: comma-separated hosts (names or addresses) still reachable. "
+        "Provider hosts stay blocked. Also ATTEST_ALLOWED_HOSTS.",
     )
     group.addoption(
         "--attest-match",
@@ -72,6 +83,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="strict (default) or lenient: model calls by position, a changed request served and reported "
         "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
+    )
+    group.addoption(
+        "--attest-diff",
+        action="store_true",
+        default=False,
+        help="Under a test that missed, show the recorded and the sent request side by side (secrets "
+        "redacted). Local runs only: ignored when CI is set.",
     )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
     group.addoption(
@@ -94,6 +112,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "attest_match(ignore=[...]): paths this test's replays let change, served and reported as drift "
+        "(params.max_tokens, messages[*].content[?type=text&text= ])",
+    )
     plugin = AttestPlugin(config)
     config.pluginmanager.register(plugin, "attest-plugin")
     config.stash[PLUGIN] = plugin
@@ -177,7 +200,9 @@ class ReplayHandle:
         self.engine = engine = self.plugin.engine(self.engine_path)
         plugin = self.plugin
         self.sid, env = or_fail(
-            lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
+            lambda: engine.open_session(
+                [self.path], self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
+            )
         )
         self._saved = record.point_at(env)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
@@ -233,10 +258,16 @@ class AttestPlugin:
             raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
         self.strict = bool(config.getoption("attest_strict")) or _truthy(os.environ.get("ATTEST_STRICT"))
         egress = config.getoption("attest_egress") or os.environ.get("ATTEST_EGRESS", "off")
-        self.guard = egress.strip().lower() == "block"
+        egress = egress.strip().lower()
+        self.guard = egress in ("block", "block-all")
+        self.block_all = egress == "block-all"
+        self.allowed_hosts = config.getoption("attest_allowed_hosts") or os.environ.get(
+            "ATTEST_ALLOWED_HOSTS"
+        )
         self.no_live = self.guard  # with the guard on, the proxy never goes live either
         self.report_path = config.getoption("attest_report")
         self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
+        self.show_diff = bool(config.getoption("attest_diff")) and not last_miss.in_ci()
         if self.match not in MATCHES:
             raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
         self.engines: dict[str | None, EngineProcess] = {}
@@ -250,6 +281,21 @@ class AttestPlugin:
         self.front: RecordingFront | None = None
         self._front_saved: dict[str, str | None] = {}
         self.recorded_lines: list[str] = []
+        self._policy_ignore: tuple[str, ...] | None = None
+
+    def ignore_rules(self, item: pytest.Item) -> list[str]:
+        """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
+        if self._policy_ignore is None:
+            from .policy import load_policy  # read once, and only by a run that replays
+
+            self._policy_ignore = load_policy(root=self.rootpath).ignore
+        rules = list(self._policy_ignore)
+        for marker in item.iter_markers("attest_match"):
+            paths = marker.kwargs.get("ignore", ())
+            paths = [paths] if isinstance(paths, str) else list(paths)
+            parse_ignore(paths, f"{item.nodeid}: attest_match marker")  # its one-line error names the test
+            rules += paths
+        return rules
 
     # --- engine and guard --------------------------------------------------------------------------
 
@@ -295,6 +341,10 @@ class AttestPlugin:
         if self.guard:
             from . import guard
 
+            if self.block_all:
+                from .guard import scope
+
+                scope.block_all(scope.parse_hosts(self.allowed_hosts))
             guard.install()
             self._guard_installed = True
 
@@ -312,6 +362,10 @@ class AttestPlugin:
 
             guard.uninstall()
             self._guard_installed = False
+            if self.block_all:
+                from .guard import scope
+
+                scope.providers_only()
 
     def relative(self, path: Path) -> str:
         try:
@@ -360,8 +414,21 @@ class AttestPlugin:
         facts = self.facts(replays, call)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
+        if self.show_diff and "miss" in facts:
+            self.show_last_miss(report, replays, facts["miss"]["fixture"])
         if item.stash.get(RECORDINGS, None):
             self.write_recordings(item, report)
+
+    @staticmethod
+    def show_last_miss(report: pytest.TestReport, replays: list[dict[str, Any]], name: str) -> None:
+        """The miss's recorded and sent request side by side, below the failure (the engine kept them)."""
+        paths = [Path(p) for r in replays for p in r["fixtures"] if name_of(p) == name]
+        try:
+            shown = last_miss.shown(paths[0]) if paths else None
+        except AttestError as exc:
+            shown = str(exc)
+        if shown:
+            report.sections.append(("attest diff: recorded | sent", shown))
 
     def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
         """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
@@ -513,6 +580,9 @@ class AttestPlugin:
             terminalreporter.write_line(line)
         for line in self.mark_flaky():
             terminalreporter.write_line(line)
+        for row in self.rows.values():  # drift is served, never silent
+            if (row.get("replay") or {}).get("drift_message"):
+                terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
         if any("replay" in r for r in self.rows.values()):
             totals = self.totals()
             if totals["live"]:

@@ -187,9 +187,14 @@ def replay_facts(sessions: list[dict[str, Any]], fixtures: Iterable[str]) -> dic
     drifts = [d for s in sessions for d in s.get("drift_list", [])]
     if drifts:
         facts["drift_message"] = drifts[0]["message"]
+        paths = [p for d in drifts for p in d.get("paths", [])]
+        if paths:
+            facts["drift_paths"] = list(dict.fromkeys(paths))
     if misses:
         first = misses[0]
         facts["miss"] = {key: first[key] for key in ("message", "component", "fixture", "not_evaluated")}
+        if first.get("paths"):
+            facts["miss"]["paths"] = first["paths"]
     return facts
 
 

@@ -211,6 +211,7 @@ class _View:
             "line": line,
             "component": miss.get("component"),
             "message": self.clean(miss.get("message")),
+            "paths": [self.clean(p) for p in miss.get("paths", [])],
         }
 
 

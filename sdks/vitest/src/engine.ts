@@ -16,6 +16,8 @@ export interface Miss {
   component: string;
   fixture: string;
   not_evaluated: boolean;
+  /** Where the request changed (`params.max_tokens`, `messages[3] added`), never its values. */
+  paths?: string[];
 }
 
 /** The engine's account of one replay session. */

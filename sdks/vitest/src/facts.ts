@@ -50,6 +50,7 @@ export function replayFacts(
   if (misses.length > 0) {
     const first = misses[0];
     facts.miss = { message: first.message, component: first.component, fixture: first.fixture, not_evaluated: first.not_evaluated };
+    if (first.paths?.length) facts.miss.paths = first.paths;
     if (location) facts.miss.location = location;
   }
   return facts;

@@ -22,7 +22,7 @@ interface Row {
   outcome: string;
   reason?: string;
   message: string | null;
-  replay?: { fixtures: string[]; mode: string; replayed: number; live: number; misses: number; miss?: { message: string; component: string; location?: { file: string; line: number } } };
+  replay?: { fixtures: string[]; mode: string; replayed: number; live: number; misses: number; miss?: { message: string; component: string; paths?: string[]; location?: { file: string; line: number } } };
 }
 
 /** Run the project as a user would (`npx vitest run`), outside CI, with a report path. */
@@ -69,10 +69,10 @@ describe("a project whose tests replay", () => {
 
   it("fails a strict miss with the miss message naming the changed component", () => {
     const expected: Record<string, [string, string]> = {
-      "system prompt changed": ["system", "replay miss: system prompt changed (hash d5b0c2c→"],
-      "messages changed": ["messages", "replay miss: messages changed (hash faa4202→"],
-      "tools changed": ["tools", "replay miss: tools changed (hash de4ef59→"],
-      "params changed": ["params", "replay miss: params changed (hash e4ff491→"],
+      "system prompt changed": ["system", "replay miss: system prompt changed: system[0].content (hash d5b0c2c→"],
+      "messages changed": ["messages", "replay miss: messages changed: messages[0].content (hash faa4202→"],
+      "tools changed": ["tools", "replay miss: tools changed: tools[0].function.description (hash de4ef59→"],
+      "params changed": ["params", "replay miss: params changed: temperature (hash e4ff491→"],
       "model changed": ["model", 'replay miss: model changed ("gpt-4o-mini"→"gpt-4.1"); ' + REFRESH],
       "more calls than recorded": ["overflow", "replay miss: the agent made more model calls than the 2 recorded; " + REFRESH],
       "an extra identical call": ["duplicate", "replay miss: the agent made an extra identical call; " + REFRESH],
@@ -84,6 +84,9 @@ describe("a project whose tests replay", () => {
       expect(row.message, name).toMatch(new RegExp(`${REFRESH.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       expect(row.replay?.miss?.component, name).toBe(component);
     }
+    // Where the request changed, by path (report-v2's miss.paths).
+    expect(rows["params changed"].replay?.miss?.paths).toEqual(["params.temperature"]);
+    expect(rows["model changed"].replay?.miss?.paths).toEqual(["model"]);
     // Where the agent made the call: its own source, not node_modules.
     expect(rows["system prompt changed"].replay?.miss?.location?.file).toBe("sdks/vitest/test/agents/refund.mjs");
     expect(rows["more calls than recorded"].replay?.miss?.location?.file).toBe(FILE);

@@ -12,7 +12,8 @@ import typer
 
 from .. import ctxmesh, fixture_catalog, fixture_verify, importer
 from .. import fixture as fx
-from ..errors import AttestError
+from .. import last_miss as kept_miss
+from ..errors import AttestError, UsageError
 from ..fixture_sequence import diagram
 from ..fixture_view import describe
 from ..progress import ProgressLine
@@ -115,6 +116,20 @@ def list_(fixtures_dir: Path | None = FIXTURES_DIR, fmt: ListFormat = LIST_FORMA
     else:
         print(fixture_catalog.table(entries))
     return EXIT_BAD_FIXTURE if errors else EXIT_OK
+
+
+LAST_MISS = typer.Option(
+    False, "--last-miss", help="Show the last replay miss: the recorded and the sent request side by side."
+)
+
+
+def diff(name: str = SHOWN, fixtures_dir: Path | None = FIXTURES_DIR, last_miss: bool = LAST_MISS) -> int:
+    """Show what the code sent beside what the fixture recorded (secrets redacted as capture would);
+    never with CI set."""
+    if not last_miss:
+        raise UsageError("attest fixture diff: say what to compare (--last-miss)")
+    print(kept_miss.shown(resolve(name, fixtures_dir)))
+    return EXIT_OK
 
 
 def verify(paths: list[Path] = PATHS) -> int:
@@ -223,6 +238,7 @@ def register(app: typer.Typer) -> None:
     fixture_app.command("show")(show)
     fixture_app.command("list")(list_)
     fixture_app.command("verify")(verify)
+    fixture_app.command("diff")(diff)
     fixture_app.command("download", epilog=STORE_HELP)(download)
     fixture_app.command("push", epilog=STORE_HELP)(push)
     fixture_app.command("pull", epilog=STORE_HELP)(pull)

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +94,18 @@ class EngineProcess:
         return reply
 
     def open_session(
-        self, fixtures: list[str | Path], mode: str, no_live: bool, match: str = "strict"
+        self,
+        fixtures: list[str | Path],
+        mode: str,
+        no_live: bool,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
         spec: dict[str, Any] = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
         if match != "strict":
             spec["match"] = match
+        if ignore:
+            spec["ignore"] = list(ignore)
         if not self.lane.closed:
             spec["lane"] = True
         reply = self._call({"open": spec}, "opening this replay")

@@ -11,9 +11,11 @@ import os
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..fixture import DEFAULT_DIR
 from ..normalize import COMPONENTS, canonical_hash
+from ..normalize.paths import changed_paths, shown
 
 # How each component is named in a message ("system prompt changed", "messages changed", ...).
 LABELS = {
@@ -31,6 +33,9 @@ class Miss:
     message: str
     component: str  # one of COMPONENTS, or "endpoint", "overflow", "duplicate"
     fixture: str  # the fixture's name, for the re-record command
+    # Where the request changed, each path starting with its component (`params.max_tokens`,
+    # `messages[3] added`); empty when the miss is not about a request's content.
+    paths: tuple[str, ...] = ()
 
 
 def escape(text: str) -> str:
@@ -68,9 +73,11 @@ def naming_fixtures_dir(miss: Miss, fixtures_dir: str | None) -> Miss:
     return replace(miss, message=miss.message.replace(hint, refresh_command(miss.fixture, fixtures_dir)))
 
 
-def changed(component: str, recorded: dict[str, str], live: dict[str, str], fixture: str) -> Miss:
+def _changed_words(component: str, recorded: dict[str, str], live: dict[str, str], paths: list[str]) -> str:
+    """`params changed: max_tokens (hash a1b2c3d→e4f5a6b)`; without paths, the seed's wording."""
     before, after = recorded[component][:SHORT], live[component][:SHORT]
-    return Miss(_line(f"{LABELS[component]} changed (hash {before}→{after})", fixture), component, fixture)
+    where = f": {escape(shown(component, paths))}" if paths else ""
+    return f"{LABELS[component]} changed{where} (hash {before}→{after})"
 
 
 # What a miss names about an upload's part, in the order it looks: the part's identity, then its content.
@@ -107,12 +114,6 @@ def upload_changed(recorded: tuple[dict, ...], live: tuple[dict, ...], fixture: 
     return Miss(_line(what, fixture), "params", fixture)
 
 
-def model_changed(recorded_model: str | None, live_model: str | None, fixture: str) -> Miss:
-    return Miss(
-        _line(f"model changed ({quoted(recorded_model)}→{quoted(live_model)})", fixture), "model", fixture
-    )
-
-
 def endpoint_changed(recorded: str, live: str, fixture: str) -> Miss:
     return Miss(_line(f"endpoint changed ({quoted(recorded)}→{quoted(live)})", fixture), "endpoint", fixture)
 
@@ -126,33 +127,43 @@ def duplicate(fixture: str) -> Miss:
     return Miss(_line("the agent made an extra identical call", fixture), "duplicate", fixture)
 
 
+Components = dict[str, Any]
+
+
 def first_difference(
     recorded: dict[str, str],
     live: dict[str, str],
     recorded_model: str | None,
     live_model: str | None,
     fixture: str,
+    values: tuple[Components, Components] | None = None,
 ) -> Miss:
-    """Name the first component that differs, in the seed's order: system, messages, tools, params, model."""
+    """Name every component that differs, in the seed's order (system, messages, tools, params,
+    model), each with the paths that changed in it when `values` (the recorded and the sent
+    components, normalized) are at hand. The miss's component is the first that differs."""
+    words: list[str] = []
+    paths: list[str] = []
     for component in COMPONENTS:
         if recorded.get(component) == live.get(component):
             continue
         if component == "model":
-            return model_changed(recorded_model, live_model, fixture)
-        return changed(component, recorded, live, fixture)
-    # Same components, different key: only the endpoint (method or path) can differ.
-    return Miss(_line("request changed", fixture), "endpoint", fixture)
+            words.append(f"model changed ({quoted(recorded_model)}→{quoted(live_model)})")
+            paths.append("model")
+            continue
+        inside = changed_paths(component, values[0][component], values[1][component]) if values else []
+        words.append(_changed_words(component, recorded, live, inside))
+        paths += inside
+    if not words:  # same components, different key: only the endpoint (method or path) can differ
+        return Miss(_line("request changed", fixture), "endpoint", fixture)
+    first = next(c for c in COMPONENTS if recorded.get(c) != live.get(c))
+    return Miss(_line("; ".join(words), fixture), first, fixture, tuple(paths))
 
 
 def drift(call: int, difference: Miss) -> Miss:
     """A changed request served anyway (lenient matching): `replay drift: model call 2: messages
     changed (hash a1b2c3d→e4f5a6b); served the recording`. A warning, never a miss."""
     what = difference.message.removeprefix("replay miss: ").split("; re-record with", 1)[0]
-    return Miss(
-        f"replay drift: model call {call}: {what}; served the recording",
-        difference.component,
-        difference.fixture,
-    )
+    return replace(difference, message=f"replay drift: model call {call}: {what}; served the recording")
 
 
 # --- the tool channel ------------------------------------------------------------------------------

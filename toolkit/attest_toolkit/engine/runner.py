@@ -230,6 +230,7 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
                 spec.get("mode", "strict"),
                 bool(spec.get("no_live")),
                 spec.get("match", "strict"),
+                spec.get("ignore", ()),
             )
             reply: dict[str, Any] = {"id": sid, "env": env}
             session = app.serving(sid) if spec.get("lane") else None

@@ -12,15 +12,17 @@ import os
 import secrets as pysecrets
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from .. import last_miss
 from ..errors import AttestError
 from ..normalize import parse_body, request_content
-from ..normalize.served import Sent, key_as_sent
+from ..normalize.rules import parse_ignore
+from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..provider_env import KEY_VARS, proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
@@ -95,6 +97,7 @@ class ReplayApp:
         self.secrets = secrets
         self.store = FixtureStore(secrets)
         self.live = LiveForwarder(env)
+        self.in_ci = last_miss.in_ci(env)
         self.sessions: dict[str, Session] = {}
         self.base_url = ""
         self._load_lock = threading.Lock()
@@ -110,8 +113,15 @@ class ReplayApp:
     # --- sessions ----------------------------------------------------------------------------------
 
     def open(
-        self, fixtures: list[str | Path], mode: Mode, no_live: bool, match: str = "strict"
+        self,
+        fixtures: list[str | Path],
+        mode: Mode,
+        no_live: bool,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
+        """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
+        fixture's own."""
         if mode not in MODES:
             raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
         if match not in MATCHES:
@@ -119,7 +129,8 @@ class ReplayApp:
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
         sid = pysecrets.token_hex(8)
-        self.sessions[sid] = Session(loaded, mode, no_live, match)
+        rules = parse_ignore(ignore, "the run's ignore rules")
+        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules)
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
@@ -157,12 +168,33 @@ class ReplayApp:
         path = "/" + request.match_info["tail"]
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
-        rk, path = key_as_sent(sent_of(request, provider, path, raw), session.served, self.secrets)
-        found = session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts)
+        sent = sent_of(request, provider, path, raw)
+        rk, path = key_as_sent(sent, session.served, self.secrets)
+        session.compared = None
+        found = session.lookup(
+            rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts, rk.components
+        )
         if isinstance(found, Recording):
             session.counters.replayed += 1
             return await serve_recording(request, found)
+        self.keep_miss(session, sent, found)
         return await self.miss(request, session, provider, path, raw, found, rk.model)
+
+    def keep_miss(self, session: Session, sent: Sent, miss: Miss) -> None:
+        """Outside CI, the recording a miss was compared with and the request as sent, for a side-by-side
+        look (`pytest --attest-diff`, `attest fixture diff NAME --last-miss`)."""
+        if self.in_ci or session.compared is None:
+            return
+        position, rec = session.compared
+        loaded = next((f for f in session.fixtures if f.name == rec.fixture), None)
+        if loaded is None or rec.request is None:
+            return
+        _provider, method, path, query, body = rec.request
+        recorded = {"method": method, "path": path, "query": query, "request": body}
+        content = restore_bytes(request_content(sent.raw, sent.content_encoding), session.served)
+        where = (restore(sent.path, session.served), restore(sent.query, session.served))
+        as_sent = last_miss.sent_request(sent.provider, sent.method, *where, content, self.secrets)
+        last_miss.keep(loaded.path, position + 1, recorded, as_sent, miss.message, self.secrets)
 
     def hit(self, sid: str, sent: Sent) -> Recording | None:
         """The recording a strict session answers this model call with from its prebuilt bytes, taken
@@ -249,9 +281,14 @@ class Engine:
         return self.base_url
 
     def open_session(
-        self, fixtures: list[str | Path], mode: Mode = "strict", no_live: bool = False, match: str = "strict"
+        self,
+        fixtures: list[str | Path],
+        mode: Mode = "strict",
+        no_live: bool = False,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
-        return self.server.call(self.app.open, fixtures, mode, no_live, match)
+        return self.server.call(self.app.open, fixtures, mode, no_live, match, ignore)
 
     def close_session(self, sid: str) -> dict[str, Any]:
         return self.server.call(self.app.close, sid)

@@ -10,6 +10,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..last_miss import in_ci
+from ..normalize import describe_components
+from ..normalize.rules import Rule, masked_hashes
+from ..secrets import Secrets
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose
 from .diagnose import Miss
@@ -24,7 +28,7 @@ MATCHES: tuple[str, ...] = ("strict", "lenient")
 
 def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
     """strict when CI is set, so a pull-request check never goes live by accident; auto locally."""
-    return "strict" if env.get("CI", "").strip().lower() not in ("", "0", "false", "no") else "auto"
+    return "strict" if in_ci(env) else "auto"
 
 
 KEY_PREFIX = 12  # enough to tell calls apart, short enough for a summary line
@@ -53,8 +57,11 @@ class Session:
         mode: Mode = "strict",
         no_live: bool = False,
         match: str = "strict",
+        secrets: Secrets | None = None,
+        rules: tuple[Rule, ...] = (),
     ) -> None:
         self.fixtures = fixtures
+        self.secrets = secrets  # to decompose a recording a miss is compared with; None: no paths named
         self.mode: Mode = mode
         self.no_live = no_live
         self.match = match
@@ -68,10 +75,14 @@ class Session:
             self.by_key = index_recordings(self.recordings)
             self.served = {k: v for f in fixtures for k, v in f.served.items()}
         self._taken: dict[str, int] = {}
+        self.compared: tuple[int, Recording] | None = None  # the recording the last miss was compared with
         self._used = bytearray(len(self.recordings))
         self.counters = Counters()
         self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
         self.tool_servers = {name: decl for f in fixtures for name, decl in f.tools.items()}
+        # Ignore rules by fixture: the fixture's own, then the run's (a marker's, the policy's).
+        self._rules = {f.name: f.rules + rules for f in fixtures if f.rules or rules}
+        self._masked: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}  # position -> its masked hashes
 
     @property
     def name(self) -> str:
@@ -84,17 +95,24 @@ class Session:
         model: str | None,
         endpoint: str,
         parts: tuple[dict, ...] | None = None,
+        components: dict[str, Any] | None = None,
     ) -> Recording | Miss:
+        """The recording for a request; `components` (its normalized components) let a miss name the
+        paths that changed."""
         self.counters.keys.append(key[:KEY_PREFIX])
         if self.match == "lenient":
-            found = self._by_position(key, hashes, model)
+            found = self._by_position(key, hashes, model, endpoint, components)
             return self._hinted(found) if isinstance(found, Miss) else found
         position = self._next(key)
         if position is not None:
             return self._take(key, position)
+        if self._rules and components is not None:
+            allowed = self._ignoring(hashes, model, endpoint, components)
+            if allowed is not None:
+                return allowed
         if key in self.by_key:
             return self._hinted(diagnose.duplicate(self.name))
-        return self._hinted(self._diagnose(hashes, model, endpoint, parts))
+        return self._hinted(self._diagnose(hashes, model, endpoint, parts, components))
 
     def lookup_tool(self, call: CallKey) -> ToolRecording | Miss:
         found = self.tools.lookup(call, self.name)
@@ -112,8 +130,13 @@ class Session:
     def _next(self, key: str) -> int | None:
         """Where the next unused recording for `key` is, if one is left."""
         positions = self.by_key.get(key)
+        if not positions:
+            return None
         taken = self._taken.get(key, 0)
-        return positions[taken] if positions and taken < len(positions) else None
+        while taken < len(positions) and self._used[positions[taken]]:  # served under an ignore rule
+            taken += 1
+            self._taken[key] = taken
+        return positions[taken] if taken < len(positions) else None
 
     def _take(self, key: str, position: int) -> Recording:
         self._taken[key] = self._taken.get(key, 0) + 1
@@ -125,47 +148,104 @@ class Session:
         loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)
         return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path) if loaded else None)
 
-    def _by_position(self, key: str, hashes: dict[str, str], model: str | None) -> Recording | Miss:
-        """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift."""
+    def _values(self, rec: Recording, components: dict[str, Any] | None) -> tuple[dict, dict] | None:
+        """The recorded and the sent components, normalized alike, when both can be had."""
+        if components is None or rec.request is None or self.secrets is None:
+            return None
+        return describe_components(*rec.request, self.secrets), components
+
+    def _difference(
+        self, rec: Recording, hashes: dict[str, str], model: str | None, components: dict[str, Any] | None
+    ) -> Miss:
+        values = self._values(rec, components)
+        return diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
+
+    def _ignoring(
+        self, hashes: dict[str, str], model: str | None, endpoint: str, components: dict[str, Any]
+    ) -> Recording | None:
+        """The first unused recording of the endpoint that differs only where its fixture's ignore
+        rules allow, taken and reported as drift; None when there is none."""
+        for position, used in enumerate(self._used):
+            rec = self.recordings[position]
+            rules = self._rules.get(rec.fixture)
+            if used or not rules or rec.endpoint != endpoint or rec.request is None or self.secrets is None:
+                continue
+            if position not in self._masked:
+                recorded = describe_components(*rec.request, self.secrets)
+                self._masked[position] = (recorded, masked_hashes(recorded, rules))
+            recorded, wanted = self._masked[position]
+            if masked_hashes(components, rules) != wanted:
+                continue
+            self._used[position] = 1
+            values = (recorded, components)
+            difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
+            self._note_drift(position, diagnose.drift(position + 1, difference))
+            return rec
+        return None
+
+    def _note_drift(self, position: int, drift: Miss) -> None:
+        self.counters.drifts.append(
+            {
+                "kind": "model_request_drift",
+                "at": position,
+                "message": drift.message,
+                "component": drift.component,
+                "paths": list(drift.paths),
+            }
+        )
+
+    def _by_position(
+        self,
+        key: str,
+        hashes: dict[str, str],
+        model: str | None,
+        endpoint: str,
+        components: dict[str, Any] | None,
+    ) -> Recording | Miss:
+        """ctxmesh's model matching: the Nth call gets the Nth recording; a changed request is drift.
+        A call to another method or path (so another API or provider) is a miss, never served."""
         position = self._position
-        self._position += 1
         if position >= len(self.recordings):
+            self._position += 1
             return diagnose.overflow(len(self.recordings), self.name)
         rec = self.recordings[position]
+        if rec.endpoint != endpoint:
+            return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
+        self._position += 1
         self._used[position] = 1
         if rec.key != key:
-            difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
-            drift = diagnose.drift(position + 1, difference)
-            self.counters.drifts.append(
-                {
-                    "kind": "model_request_drift",
-                    "at": position,
-                    "message": drift.message,
-                    "component": drift.component,
-                }
+            self._note_drift(
+                position, diagnose.drift(position + 1, self._difference(rec, hashes, model, components))
             )
         return rec
 
-    def _next_unused(self, endpoint: str) -> Recording | None:
+    def _next_unused(self, endpoint: str) -> int | None:
+        """The next unused recording of `endpoint`, else the next unused one of any endpoint."""
         first = None
         for position, used in enumerate(self._used):
             if used:
                 continue
-            rec = self.recordings[position]
-            if rec.endpoint == endpoint:
-                return rec
-            first = first or rec
+            if self.recordings[position].endpoint == endpoint:
+                return position
+            first = position if first is None else first
         return first
 
     def _diagnose(
-        self, hashes: dict[str, str], model: str | None, endpoint: str, parts: tuple[dict, ...] | None
+        self,
+        hashes: dict[str, str],
+        model: str | None,
+        endpoint: str,
+        parts: tuple[dict, ...] | None,
+        components: dict[str, Any] | None = None,
     ) -> Miss:
-        rec = self._next_unused(endpoint)
-        if rec is None:
+        position = self._next_unused(endpoint)
+        if position is None:
             return diagnose.overflow(len(self.recordings), self.name)
+        rec = self.recordings[position]
+        self.compared = (position, rec)
         if rec.endpoint != endpoint:
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
-        difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture)
+        difference = self._difference(rec, hashes, model, components)
         if difference.component == "params" and rec.parts is not None and parts is not None:
             return diagnose.upload_changed(rec.parts, parts, rec.fixture) or difference
         return difference
@@ -179,6 +259,7 @@ class Session:
                 "component": miss.component,
                 "fixture": miss.fixture,
                 "not_evaluated": not_evaluated,
+                "paths": list(miss.paths),
             }
         )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import fixture as fx
 from ..normalize import body_bytes, describe_components, key_of, upload_parts
+from ..normalize.rules import Rule, parse_ignore
 from ..normalize.served import Served
 from ..secrets import Secrets
 from ..tools.match import ToolRecording, load_recording
@@ -38,6 +39,8 @@ class Recording:
     # The whole HTTP/1.1 answer, built once at load: status line, headers, body (SSE: one chunk per
     # event). None when a header cannot be sent as is; aiohttp then serves (and refuses) it as before.
     wire: bytes | None = field(default=None, repr=False, compare=False)
+    # The stored request (provider, method, path, query, body), decomposed only when a miss names paths.
+    request: tuple[str, str, str, str, dict] | None = field(default=None, repr=False, compare=False)
 
     @property
     def endpoint(self) -> str:
@@ -54,6 +57,7 @@ class LoadedFixture:
     tools: dict = field(repr=False, default_factory=dict)  # the declared tool servers, by name
     tool_recordings: tuple[ToolRecording, ...] = ()
     served: dict[str, str] = field(repr=False, default_factory=dict)  # served value -> placeholder
+    rules: tuple[Rule, ...] = ()  # the fixture's own ignore rules (`match.ignore`)
 
 
 def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:
@@ -129,6 +133,7 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
         events=events,
         parts=_upload_parts(item, secrets),
         wire=wire_bytes(status, headers, body, events),
+        request=(item["provider"], item["method"], item["path"], item.get("query", ""), request_body),
     )
 
 
@@ -155,6 +160,7 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
         doc.get("tools", {}),
         tools,
         served.back,
+        parse_ignore(doc.get("match", {}).get("ignore", []), str(path)),
     )
 
 

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .hosts import EgressBlockedError, check_host, is_blocked_host
+from .hosts import EgressBlockedError
 from .proxies import environment_proxies, is_proxy
+from .scope import check, refused
 from .screen import RequestScreen
 
 _SOCKET_METHODS = ("connect", "connect_ex", "send", "sendall", "sendmsg", "sendfile", "recv", "recv_into")
@@ -114,7 +115,7 @@ def _port_text(port: object) -> int | str | None:
 @functools.wraps(socket.getaddrinfo)
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
     name = host if type(host) is str else _host_text(host)
-    if name is not None and is_blocked_host(name):
+    if name is not None and refused(name):
         raise EgressBlockedError(name, _port_text(port))
     results = _real["getaddrinfo"](host, port, *args, **kwargs)
     if name:
@@ -137,7 +138,7 @@ def _on_connect(sock: socket.socket, address: Any) -> None:
     host, port = _host_text(address[0]), address[1]
     if host is None:
         return
-    check_host(host, _port_text(port))
+    check(host, _port_text(port), _resolved.get(host, ()))
     proxies = environment_proxies()
     if proxies and isinstance(port, int) and is_proxy(host, port, proxies, _resolved):
         _track(sock, RequestScreen())

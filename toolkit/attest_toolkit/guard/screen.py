@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from .hosts import EgressBlockedError, check_host
+from .hosts import EgressBlockedError
+from .scope import check as check_host
 
 # Request and header lines longer than this are cut: a proxy refuses them, and the part that names
 # a host comes first.

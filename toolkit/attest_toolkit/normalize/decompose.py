@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -39,6 +39,8 @@ class RequestKey:
     hashes: dict[str, str]  # component -> 64-hex sha256
     model: str | None  # the model name as sent (for "model changed" and pricing)
     parts: tuple[dict[str, Any], ...] | None = None  # an upload's normalized parts, for its miss message
+    # The normalized components themselves, for a miss to name the paths that changed (kept, not copied).
+    components: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def endpoint_kind(path: str) -> str:
@@ -224,4 +226,4 @@ def request_key(
     components = describe_components(provider, method, path, query, body, secrets)
     hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
     parts = upload_parts(components["params"]) if "multipart" in body else None
-    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body), parts)
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body), parts, components)
