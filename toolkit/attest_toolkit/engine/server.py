@@ -21,6 +21,7 @@ from ..errors import AttestError
 from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent
 from ..provider_env import KEY_VARS, proxy_env
+from ..providers import PROVIDERS, error_body
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
@@ -43,20 +44,7 @@ TOO_LARGE = (
 
 def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    if provider == "anthropic":
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "invalid_request_error", "message": message},
-        }
-    else:
-        body = {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "attest_replay_miss",
-            }
-        }
+    body = error_body(provider, 400, message)
     return web.json_response(body, status=400, headers={"x-should-retry": "false"})
 
 
@@ -141,7 +129,7 @@ class ReplayApp:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         provider = request.match_info["provider"]
         session = self.sessions.get(request.match_info["sid"])
-        if session is None or provider not in ("openai", "anthropic", "otlp"):
+        if session is None or provider not in PROVIDERS:
             return miss_response(provider, "attest replay: no such replay session (it has ended)")
         if provider == "otlp":
             session.counters.otlp_requests += 1
