@@ -30,6 +30,7 @@ from typing import IO
 import aiohttp
 from aiohttp import web
 
+from . import providers
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
@@ -112,8 +113,8 @@ async def mark_started(request: web.Request, _response: web.StreamResponse) -> N
 def model_of(request: web.Request, raw: bytes) -> str | None:
     """The model a call asked for, to price it."""
     content = request_content(raw, request.headers.get("content-encoding"))
-    model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
-    return model if isinstance(model, str) else None
+    body = parse_body(content, request.headers.get("content-type")).get("json")
+    return providers.model_of("/" + request.match_info.get("tail", ""), body)
 
 
 class RecordingApp:

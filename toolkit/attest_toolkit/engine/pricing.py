@@ -53,7 +53,8 @@ def _usage_from(obj: dict) -> Usage | None:
         usage = obj.get(container)
         if isinstance(usage, dict):
             cached = sum(int(usage.get(k, 0) or 0) for k in fields.cached)
-            return Usage(_first(usage, fields.input) + cached, _first(usage, fields.output))
+            also = sum(int(usage.get(k, 0) or 0) for k in fields.also_output)
+            return Usage(_first(usage, fields.input) + cached, _first(usage, fields.output) + also)
     return None
 
 

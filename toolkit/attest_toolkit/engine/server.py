@@ -21,7 +21,7 @@ from ..errors import AttestError
 from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent
 from ..provider_env import KEY_VARS, proxy_env
-from ..providers import PROVIDERS, error_body
+from ..providers import PROVIDERS, error_body, model_of
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
@@ -198,7 +198,7 @@ class ReplayApp:
             return miss_response(provider, "attest replay: live calls are off for this run")
         if model is None:
             content = request_content(raw, request.headers.get("content-encoding"))
-            model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
+            model = model_of(path, parse_body(content, request.headers.get("content-type")).get("json"))
         try:
             response, body = await self.live.forward(request, provider, path, raw)
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from ..providers import Endpoint, endpoint_for
+from ..providers import Endpoint, endpoint_for, model_of
 from ..secrets import Secrets
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
@@ -69,7 +69,7 @@ def decompose(path: str, query: list[list[str]], body: Body) -> dict[str, Any]:
     if isinstance(value, dict):
         endpoint = endpoint_for(path)
         parts = endpoint.split(value) if endpoint else dict.fromkeys(("system", "messages", "tools"))
-        parts["model"] = value.get("model")
+        parts["model"] = model_of(path, value)
         params: Any = _rest(endpoint, value)
     else:
         parts = dict.fromkeys(("system", "messages", "tools", "model"))
@@ -141,10 +141,8 @@ def key_of(method: str, path: str, hashes: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _model_as_sent(body: Body) -> str | None:
-    value = body.get("json")
-    model = value.get("model") if isinstance(value, dict) else None
-    return model if isinstance(model, str) else None
+def _model_as_sent(path: str, body: Body) -> str | None:
+    return model_of(path, body.get("json"))
 
 
 def upload_parts(params: Any) -> tuple[dict[str, Any], ...] | None:
@@ -163,4 +161,4 @@ def request_key(
     components = describe_components(provider, method, path, query, body, secrets)
     hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
     parts = upload_parts(components["params"]) if "multipart" in body else None
-    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body), parts)
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(path, body), parts)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .base import Endpoint, Provider, Shape, UsageFields
 
-_MODULES = ("openai", "anthropic", "otlp")
+_MODULES = ("openai", "anthropic", "otlp", "gemini")
 
 PROVIDERS: dict[str, Provider] = {
     p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
@@ -56,6 +56,16 @@ def endpoint_for(path: str) -> Endpoint | None:
     return next((e for e in ENDPOINTS if path.endswith(e.suffix)), None)
 
 
+def model_of(path: str, body: Any) -> str | None:
+    """The model a call asks for: the body's `model`, else the one its path names (Gemini's)."""
+    model = body.get("model") if isinstance(body, dict) else None
+    if isinstance(model, str):
+        return model
+    endpoint = endpoint_for(path)
+    found = endpoint.model_in_path.search(path) if endpoint and endpoint.model_in_path else None
+    return found.group(1) if found else None
+
+
 def error_body(provider: str, status: int, message: str) -> dict[str, Any]:
     """The body of an error the proxy answers itself (a miss, an upstream it cannot reach), in the
     provider's own form, so its SDK raises its usual error with `message` in it."""
@@ -78,6 +88,7 @@ def _merged_usage() -> dict[str, UsageFields]:
                 tuple(dict.fromkeys(seen.input + u.input)),
                 tuple(dict.fromkeys(seen.output + u.output)),
                 tuple(dict.fromkeys(seen.cached + u.cached)),
+                tuple(dict.fromkeys(seen.also_output + u.also_output)),
             )
         merged[u.container] = u
     return merged
@@ -102,5 +113,6 @@ __all__ = [
     "by_name",
     "endpoint_for",
     "error_body",
+    "model_of",
     "provider_for",
 ]

@@ -33,6 +33,7 @@ class Endpoint:
     own_keys: tuple[str, ...]
     split: Callable[[dict[str, Any]], dict[str, Any]]
     trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    model_in_path: re.Pattern[str] | None = None  # group 1 is the model, when the body does not name it
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,13 @@ class UsageFields:
     input: tuple[str, ...]
     output: tuple[str, ...]
     cached: tuple[str, ...] = ()
+    also_output: tuple[str, ...] = ()  # counted as output besides the first of `output` (thinking)
 
 
 ErrorBody = Callable[[int, str], dict[str, Any]]
+# The text pieces and tool names of one reply object (an answer or a stream event), for
+# `attest fixture show`; None when the object is not of the provider's shape.
+ReplyParts = Callable[[dict[str, Any]], "tuple[list[str], list[str]] | None"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +75,4 @@ class Provider:
     usage: UsageFields | None = None
     stream_end: tuple[bytes, ...] = ()  # regexes (multiline) of the events that end a stream
     error: ErrorBody | None = None  # the body of an error the proxy answers with itself
+    reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
