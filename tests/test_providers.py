@@ -109,7 +109,9 @@ def test_the_volatile_scan_knows_every_id_prefix_a_provider_issues() -> None:
         ("/v1/traces", None, "otlp"),
         ("/v1/embeddings", None, "openai"),
         ("/v1/chat/completions", "api.anthropic.com", "anthropic"),
-        ("/v1/messages", "my-gateway.openai.azure.com", "openai"),
+        ("/v1/messages", "my-gateway.openai.azure.com", "azure"),
+        ("/openai/deployments/gpt-4o/chat/completions", None, "azure"),
+        ("/v1beta/models/gemini-2.5-flash:generateContent", None, "gemini"),
     ],
 )
 def test_a_path_or_host_names_its_provider(path: str, hint: str | None, provider: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .base import Endpoint, Provider, Shape, UsageFields
 
-_MODULES = ("openai", "anthropic", "otlp", "gemini")
+_MODULES = ("openai", "anthropic", "otlp", "gemini", "azure")
 
 PROVIDERS: dict[str, Provider] = {
     p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
