@@ -5,7 +5,7 @@
     python bench/run.py --only lookup,startup
     python bench/run.py --fail-on-miss   # exit 1 when a target is missed
 
-Benchmarks: per_call, per_test, lookup, startup, load (this directory, one module each), then the
+Benchmarks: per_call, per_test, lookup, startup, load, providers (this directory, one module each), then the
 selection and gate benchmarks (bench_select.py, bench_gate.py) when they are present.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from common import BENCH, Row, clean_env
 
-BENCHMARKS = ("per_call", "per_test", "lookup", "startup", "load")
+BENCHMARKS = ("per_call", "per_test", "lookup", "startup", "load", "providers")
 # Benchmarks with their own command line: (script, arguments for --quick, arguments for a full run).
 SCRIPTS = {
     "select": ("bench_select.py", ["--tests", "1000", "--fixtures", "400", "--runs", "2"], []),
