@@ -30,11 +30,6 @@ ID_SHAPES: dict[tuple[str, str], Shape | None] = {
     (p.name, prefix): shape for p in PROVIDERS.values() for prefix, shape in p.ids.items()
 }
 ID_PREFIXES: frozenset[str] = frozenset(prefix for _, prefix in ID_SHAPES)
-STREAM_END: tuple[bytes, ...] = tuple(mark for p in PROVIDERS.values() for mark in p.stream_end)
-
-
-def by_name(name: str) -> Provider | None:
-    return PROVIDERS.get(name)
 
 
 def provider_for(path: str, hint: str | None = None) -> str:
@@ -95,7 +90,8 @@ def _merged_usage() -> dict[str, UsageFields]:
 
 
 USAGE_FIELDS: Mapping[str, UsageFields] = _merged_usage()
-STREAM_END_RE = re.compile(b"|".join(STREAM_END), re.MULTILINE)
+# The events that end a stream, any provider's: after one, the answer is complete.
+STREAM_END_RE = re.compile(b"|".join(mark for p in PROVIDERS.values() for mark in p.stream_end), re.MULTILINE)
 
 __all__ = [
     "DEFAULT",
@@ -110,7 +106,6 @@ __all__ = [
     "Provider",
     "Shape",
     "UsageFields",
-    "by_name",
     "endpoint_for",
     "error_body",
     "model_of",
