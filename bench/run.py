@@ -5,8 +5,8 @@
     python bench/run.py --only lookup,startup
     python bench/run.py --fail-on-miss   # exit 1 when a target is missed
 
-Benchmarks: per_call, per_test, lookup, startup, load, node_suite (this directory, one module each;
-node_suite drives the Node suite in bench/node, whose dependencies `make bench` installs), then the
+Benchmarks: per_call, per_test, lookup, startup, load, providers, node_suite (this directory, one module
+each; node_suite drives the Node suite in bench/node, whose dependencies `make bench` installs), then the
 selection and gate benchmarks (bench_select.py, bench_gate.py) when they are present.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from common import BENCH, Row, clean_env
 
-BENCHMARKS = ("per_call", "per_test", "lookup", "startup", "load", "node_suite")
+BENCHMARKS = ("per_call", "per_test", "lookup", "startup", "load", "providers", "node_suite")
 # Benchmarks with their own command line: (script, arguments for --quick, arguments for a full run).
 SCRIPTS = {
     "select": ("bench_select.py", ["--tests", "1000", "--fixtures", "400", "--runs", "2"], []),

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from attest_toolkit import fixture as fx
 from attest_toolkit.normalize import Exchange, Templater
+from attest_toolkit.provider_env import ALL_VARS, KEY_VARS
+from attest_toolkit.providers import PROVIDERS
 from attest_toolkit.secrets import Secrets
 
 # Helper modules with asserts, imported by test modules (and loaded as plugins for their fixtures).
@@ -45,17 +47,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 # Provider variables of the machine must never leak into a test's child process.
 _SCRUB = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_BASE_URL",
+    *ALL_VARS,  # every provider's base-URL, key and upstream variables, from the registry
+    *KEY_VARS.values(),
+    *(p.upstream_var for p in PROVIDERS.values() if p.upstream_var),
+    "GOOGLE_API_KEY",  # google-genai reads it before GEMINI_API_KEY
     "CI",
     "ATTEST_REPLAY",
     "ATTEST_EGRESS",
     "ATTEST_REQUIRE_SHARED",
     "ATTEST_STRICT",
-    "ATTEST_OPENAI_UPSTREAM",
-    "ATTEST_ANTHROPIC_UPSTREAM",
     "HTTPS_PROXY",
     "HTTP_PROXY",
     "ALL_PROXY",

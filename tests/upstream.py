@@ -6,6 +6,7 @@ ATTEST_ANTHROPIC_UPSTREAM), so live forwarding and capture are tested without le
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -68,3 +69,88 @@ class FakeUpstream:
 
     def __exit__(self, *exc: object) -> None:
         self._server.stop()
+
+
+# --- Gemini's wire format (generativelanguage.googleapis.com) ---------------------------------------
+
+
+def _json_reply(value: dict, status: int = 200) -> Reply:
+    return Reply(status=status, body=json.dumps(value).encode())
+
+
+def gemini_usage(prompt: int, output: int, thoughts: int = 0) -> dict:
+    usage = {"promptTokenCount": prompt, "candidatesTokenCount": output, "totalTokenCount": prompt + output}
+    if thoughts:
+        usage.update(thoughtsTokenCount=thoughts, totalTokenCount=prompt + output + thoughts)
+    return usage
+
+
+def gemini_candidate(parts: list[dict], finish: str | None = "STOP") -> dict:
+    candidate: dict = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    return candidate
+
+
+def gemini_answer(text: str, usage: dict | None = None, model: str = "gemini-2.5-flash") -> Reply:
+    """A generateContent answer."""
+    return _json_reply(
+        {
+            "candidates": [gemini_candidate([{"text": text}])],
+            "usageMetadata": usage or gemini_usage(12, 5),
+            "modelVersion": model,
+            "responseId": "Wn8yaP7eLqWLz7IPk5SWwQ4",
+        }
+    )
+
+
+def gemini_function_call(name: str, args: dict) -> Reply:
+    """A generateContent answer in which the model asks for a function."""
+    return _json_reply(
+        {
+            "candidates": [gemini_candidate([{"functionCall": {"name": name, "args": args}}])],
+            "usageMetadata": gemini_usage(40, 8),
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "Xo8yaJ3eLqWLz7IPk5SWwQ5",
+        }
+    )
+
+
+def gemini_stream(pieces: list[str]) -> Reply:
+    """A streamGenerateContent?alt=sse answer: one event per piece, CRLF-framed as Google sends them;
+    the last carries the finishReason and the usage, and no end marker follows."""
+    events = []
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        chunk: dict = {"candidates": [gemini_candidate([{"text": piece}], "STOP" if last else None)]}
+        if last:
+            chunk["usageMetadata"] = gemini_usage(6, len(pieces))
+        chunk["modelVersion"] = "gemini-2.5-flash"
+        events.append(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+    return Reply(headers={"content-type": "text/event-stream"}, events=events)
+
+
+def gemini_tokens(total: int) -> Reply:
+    """A countTokens answer."""
+    return _json_reply({"totalTokens": total})
+
+
+def gemini_embeddings(*vectors: list[float]) -> Reply:
+    """A batchEmbedContents answer."""
+    return _json_reply({"embeddings": [{"values": v} for v in vectors]})
+
+
+GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+}
+
+
+def gemini_error(status: int, message: str) -> Reply:
+    """Google's error body (google.rpc.Status) with its HTTP status."""
+    return _json_reply(
+        {"error": {"code": status, "message": message, "status": GEMINI_STATUS.get(status, "INTERNAL")}},
+        status,
+    )

@@ -25,12 +25,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import aiohttp
 from aiohttp import web
 
-from . import spend
+from . import providers, spend
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
@@ -49,12 +49,13 @@ from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
 from .provider_env import KEY_VARS, proxy_env
+from .providers import RECORDED, error_body
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
 from .tools.record import ToolRecorder
 
-PROVIDERS = ("openai", "anthropic")
+PROVIDERS = RECORDED
 _STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
 _SHUTDOWN_TIMEOUT = 5.0
 
@@ -94,17 +95,7 @@ class LiveCost:
 
 def bad_gateway(provider: str, message: str) -> web.Response:
     """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
-    if provider == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": "api_error", "message": message}}
-    else:
-        body = {
-            "error": {
-                "message": message,
-                "type": "upstream_error",
-                "param": None,
-                "code": "attest_capture_upstream",
-            }
-        }
+    body = error_body(provider, 502, message)
     return web.json_response(body, status=502, headers={"x-should-retry": "false"})
 
 
@@ -122,8 +113,8 @@ async def mark_started(request: web.Request, _response: web.StreamResponse) -> N
 def model_of(request: web.Request, raw: bytes) -> str | None:
     """The model a call asked for, to price it."""
     content = request_content(raw, request.headers.get("content-encoding"))
-    model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
-    return model if isinstance(model, str) else None
+    body = parse_body(content, request.headers.get("content-type")).get("json")
+    return providers.model_of("/" + request.match_info.get("tail", ""), body)
 
 
 class RecordingApp:

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import fixture as fx
 from .engine.diagnose import escape
+from .providers import PROVIDERS
 
 GIST_WIDTH = 72
 
@@ -53,9 +54,19 @@ class Gist:
                 f"error {error.get('type') or error.get('code') or ''}: {error.get('message', '')}".strip()
             )
             return
-        for handler in (self._chat, self._responses, self._anthropic, self._misc):
+        for handler in (self._chat, self._responses, self._anthropic, self._misc, self._registered):
             if handler(obj):
                 return
+
+    def _registered(self, obj: dict) -> bool:
+        """A reply in the shape of a provider whose module reads it (`Provider.reply_parts`)."""
+        for provider in PROVIDERS.values():
+            found = provider.reply_parts(obj) if provider.reply_parts else None
+            if found is not None:
+                self.text.extend(found[0])
+                self.tools.extend(found[1])
+                return True
+        return False
 
     def _chat(self, obj: dict) -> bool:
         if not isinstance(obj.get("choices"), list):

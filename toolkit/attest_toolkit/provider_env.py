@@ -10,32 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-# Per provider, in the order the user's own value is looked for. The first of each is the official
-# SDK's; the proxy's URL for OpenAI ends in /v1 (what the openai SDK and LiteLLM expect), Anthropic's
-# does not (the anthropic SDK, langchain-anthropic and LiteLLM add /v1/messages themselves).
-BASE_URL_VARS: dict[str, tuple[str, ...]] = {
-    "openai": (
-        "OPENAI_BASE_URL",  # openai SDK, pydantic-ai, OpenAI Agents SDK, instructor, LiteLLM
-        "OPENAI_API_BASE",  # LangChain (read before OPENAI_BASE_URL), LiteLLM, crewAI
-    ),
-    "anthropic": (
-        "ANTHROPIC_BASE_URL",  # anthropic SDK, pydantic-ai, LiteLLM
-        "ANTHROPIC_API_URL",  # langchain-anthropic
-        "ANTHROPIC_API_BASE",  # LiteLLM
-    ),
-}
-OTLP_TRACES_VAR = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-ALL_VARS: tuple[str, ...] = (*(v for vs in BASE_URL_VARS.values() for v in vs), OTLP_TRACES_VAR)
+from .providers import PROVIDERS
+
+# Per provider, in the order the user's own value is looked for (see each provider's module).
+BASE_URL_VARS: dict[str, tuple[str, ...]] = {p.name: p.base_url_vars for p in PROVIDERS.values() if p.records}
+OTLP_TRACES_VAR = PROVIDERS["otlp"].base_url_vars[0]
+ALL_VARS: tuple[str, ...] = tuple(v for p in PROVIDERS.values() for v in p.base_url_vars)
 # The variable each provider's SDKs read their key from.
-KEY_VARS: dict[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+KEY_VARS: dict[str, str] = {p.name: p.key_var for p in PROVIDERS.values() if p.key_var}
 
 
 def proxy_env(prefix: str) -> dict[str, str]:
-    """Every variable pointed at a proxy serving `<prefix>/openai`, `<prefix>/anthropic`, `<prefix>/otlp`."""
-    urls = {"openai": f"{prefix}/openai/v1", "anthropic": f"{prefix}/anthropic"}
-    env = {var: urls[provider] for provider, names in BASE_URL_VARS.items() for var in names}
-    env[OTLP_TRACES_VAR] = f"{prefix}/otlp/v1/traces"
-    return env
+    """Every variable pointed at a proxy serving each provider under `<prefix>/<provider>`."""
+    return {var: f"{prefix}/{p.name}{p.proxy_path}" for p in PROVIDERS.values() for var in p.base_url_vars}
 
 
 def user_base_url(provider: str, env: Mapping[str, str]) -> str | None:

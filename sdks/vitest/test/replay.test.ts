@@ -7,7 +7,14 @@ import { runRefundAgent } from "./agents/refund.mjs";
 import { runWeatherAgent } from "./agents/weather.mjs";
 import { EXAMPLE_FIXTURES, fixturesDir } from "./helpers.js";
 
-const VARIABLES = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"];
+// Every provider's variables, as the engine names them: the helper sets what the engine hands it.
+const VARIABLES = [
+  "OPENAI_BASE_URL",
+  "ANTHROPIC_BASE_URL",
+  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  "GOOGLE_GEMINI_BASE_URL",
+  "AZURE_OPENAI_ENDPOINT",
+];
 
 describe("replay", () => {
   it("replays the bundled example through the openai package: a tool call, then a stream", async () => {

@@ -22,6 +22,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING
 
+from ..providers import RECORDED
 from ..secrets import Secrets
 
 # No asyncio here: the runner imports this module; the engine's end is in engine.runner.
@@ -33,7 +34,7 @@ ANSWER = struct.Struct("!II")
 NOT_HERE = ANSWER.pack(0, 0)
 FD_VAR = "ATTEST_LANE_FD"  # the engine's end of the pair, passed by the runner that starts it
 TIMEOUT = 30.0  # seconds the runner waits for an answer before it stops using the lane
-PROVIDERS = frozenset({"openai", "anthropic"})  # the model calls a recording can answer
+PROVIDERS = frozenset(RECORDED)  # the model calls a recording can answer
 
 
 def split_target(target: str) -> tuple[str, str, str, str] | None:

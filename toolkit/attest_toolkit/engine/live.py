@@ -10,7 +10,6 @@ import asyncio
 import hmac
 import json
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -19,12 +18,14 @@ from aiohttp import web
 
 from ..normalize import Exchange, request_content, split_sse
 from ..provider_env import KEY_VARS, user_base_url
+from ..providers import PROVIDERS, STREAM_END_RE
 from . import load_ca_store
 from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
 UPSTREAMS = {
-    "openai": ("ATTEST_OPENAI_UPSTREAM", "https://api.openai.com"),
-    "anthropic": ("ATTEST_ANTHROPIC_UPSTREAM", "https://api.anthropic.com"),
+    p.name: (p.upstream_var, p.default_upstream)
+    for p in PROVIDERS.values()
+    if p.upstream_var and p.default_upstream
 }
 _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
@@ -66,20 +67,13 @@ def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
         return Upstream(default)
     if own.endswith("/v1"):
         return Upstream(own[:-3])
-    return Upstream(own, drop_v1=provider == "openai")
-
-
-# The events that end a stream: after one of them the answer is complete, whatever follows.
-_STREAM_END = re.compile(
-    rb"^data: *\[DONE\]|^event: *message_stop|^event: *done\b"
-    rb'|"type" *: *"response\.(?:completed|incomplete|failed)"',
-    re.MULTILINE,
-)
+    return Upstream(own, drop_v1=PROVIDERS[provider].proxy_path == "/v1")
 
 
 def stream_complete(body: bytes) -> bool:
-    """True once a streamed answer's terminal event has arrived."""
-    return _STREAM_END.search(body) is not None
+    """True once a streamed answer's terminal event has arrived (after it, the answer is complete,
+    whatever follows)."""
+    return STREAM_END_RE.search(body) is not None
 
 
 def usage_of(body: bytes, content_type: str) -> Usage | None:
@@ -108,7 +102,8 @@ class LiveForwarder:
         key = self.keys.get(provider)
         if not key:
             return False
-        offered = headers.get("x-api-key") if provider == "anthropic" else None
+        key_header = PROVIDERS[provider].key_header
+        offered = headers.get(key_header) if key_header else None
         if offered is None:
             auth = headers.get("authorization", "")
             offered = auth[7:] if auth[:7].lower() == "bearer " else None

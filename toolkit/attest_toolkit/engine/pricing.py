@@ -9,6 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..providers import USAGE_FIELDS
+
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
@@ -41,14 +43,19 @@ def cost_usd(model: str | None, usage: Usage | None) -> float | None:
     return (usage.input_tokens * price["input"] + usage.output_tokens * price["output"]) / 1_000_000
 
 
+def _first(counts: dict, keys: tuple[str, ...]) -> int:
+    return int(next((counts[k] or 0 for k in keys if k in counts), 0))
+
+
 def _usage_from(obj: dict) -> Usage | None:
-    usage = obj.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0
-    completion = usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0
-    cached = sum(usage.get(k, 0) or 0 for k in ("cache_creation_input_tokens", "cache_read_input_tokens"))
-    return Usage(int(prompt) + int(cached), int(completion))
+    """The usage an object reports, in any provider's fields (see `providers.USAGE_FIELDS`)."""
+    for container, fields in USAGE_FIELDS.items():
+        usage = obj.get(container)
+        if isinstance(usage, dict):
+            cached = sum(int(usage.get(k, 0) or 0) for k in fields.cached)
+            also = sum(int(usage.get(k, 0) or 0) for k in fields.also_output)
+            return Usage(_first(usage, fields.input) + cached, _first(usage, fields.output) + also)
+    return None
 
 
 def usage_of_json(body: Any) -> Usage | None:

@@ -24,6 +24,7 @@ from ..normalize import parse_body, request_content
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..provider_env import KEY_VARS, proxy_env
+from ..providers import PROVIDERS, error_body, model_of
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
@@ -46,20 +47,7 @@ TOO_LARGE = (
 
 def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    if provider == "anthropic":
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "invalid_request_error", "message": message},
-        }
-    else:
-        body = {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "attest_replay_miss",
-            }
-        }
+    body = error_body(provider, 400, message)
     return web.json_response(body, status=400, headers={"x-should-retry": "false"})
 
 
@@ -153,7 +141,7 @@ class ReplayApp:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         provider = request.match_info["provider"]
         session = self.sessions.get(request.match_info["sid"])
-        if session is None or provider not in ("openai", "anthropic", "otlp"):
+        if session is None or provider not in PROVIDERS:
             return miss_response(provider, "attest replay: no such replay session (it has ended)")
         if provider == "otlp":
             session.counters.otlp_requests += 1
@@ -243,7 +231,7 @@ class ReplayApp:
             return miss_response(provider, "attest replay: live calls are off for this run")
         if model is None:
             content = request_content(raw, request.headers.get("content-encoding"))
-            model = (parse_body(content, request.headers.get("content-type")).get("json") or {}).get("model")
+            model = model_of(path, parse_body(content, request.headers.get("content-type")).get("json"))
         try:
             response, body = await self.live.forward(request, provider, path, raw)
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted

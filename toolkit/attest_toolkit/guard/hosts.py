@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
+from pathlib import Path
 
-# Exact provider API hosts (the seed's list).
-BLOCKED_HOSTS = frozenset(
-    {
-        "api.openai.com",
-        "eu.api.openai.com",  # OpenAI's data-residency endpoints
-        "us.api.openai.com",
-        "api.anthropic.com",
-        "generativelanguage.googleapis.com",
-        "aiplatform.googleapis.com",
-        "api.mistral.ai",
-        "api.groq.com",
-        "openrouter.ai",
-        "api.together.xyz",
-        "api.together.ai",
-    }
-)
+# The one host list, shared with the Vitest helper (see its `about`).
+HOSTS_FILE = Path(__file__).resolve().parent.parent / "providers" / "hosts.json"
+_HOSTS = json.loads(HOSTS_FILE.read_text(encoding="utf-8"))
 
-# The seed's wildcard forms. A star stands for a non-empty run of name characters; under
-# openai.azure.com any depth of subdomain is an Azure OpenAI resource endpoint.
-_BLOCKED_PATTERN = re.compile(
-    r"""
-      [^.]+-aiplatform\.googleapis\.com          # Vertex AI regional endpoints: <region>-aiplatform
-    | (?:[^.]+\.)+openai\.azure\.com             # Azure OpenAI: <resource>.openai.azure.com
-    | (?:[^.]+\.)+cognitiveservices\.azure\.com  # Azure AI services: <resource>.cognitiveservices.azure.com
-    | (?:[^.]+\.)+services\.ai\.azure\.com       # Azure AI Foundry: <resource>.services.ai.azure.com
-    | bedrock-runtime(?:-fips)?\.[^.]+\.amazonaws\.com  # AWS Bedrock (and FIPS): bedrock-runtime.<region>...
-    """,
-    re.VERBOSE,
-)
+# Exact provider API hosts (the seed's list, and OpenAI's data-residency endpoints).
+BLOCKED_HOSTS = frozenset(_HOSTS["hosts"])
+# The seed's wildcard forms (Vertex AI regions, Azure resources, Bedrock regions).
+_BLOCKED_PATTERN = re.compile("|".join(f"(?:{p['pattern']})" for p in _HOSTS["patterns"]))
 
 
 class EgressBlockedError(ConnectionError):

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from .body import Body, body_bytes, parse_body, provider_for, redact_query, request_content
+from ..providers import provider_for
+from .body import Body, body_bytes, parse_body, redact_query, request_content
 from .claude_code import neutralize
 from .decompose import (
     COMPONENTS,

@@ -1,4 +1,4 @@
-"""Bodies in the fixture's form, the provider an endpoint belongs to, and query-string redaction."""
+"""Bodies in the fixture's form, and query-string redaction."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import base64
 import binascii
 import gzip
 import json
-import re
 import zlib
 from typing import Any
 from urllib.parse import unquote_plus
@@ -19,28 +18,6 @@ from .sse import split_sse
 
 # {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"multipart": [part, ...]} | {"base64": str} | {}
 Body = dict[str, Any]
-
-PROVIDERS = ("openai", "anthropic", "otlp")
-_ANTHROPIC_PATH = re.compile(r"(?:^|/)v1/(?:messages|complete)(?:/|$)")
-_OTLP_PATH = re.compile(r"(?:^|/)v1/(?:traces|metrics|logs)$")
-
-
-def provider_for(path: str, hint: str | None = None) -> str:
-    """ "openai", "anthropic" or "otlp" for a request path; `hint` (a provider or host name) wins."""
-    if hint:
-        lowered = hint.lower()
-        for name, marks in (
-            ("anthropic", ("anthropic",)),
-            ("otlp", ("otlp", "otel")),
-            ("openai", ("openai",)),
-        ):
-            if any(mark in lowered for mark in marks):
-                return name
-    if _OTLP_PATH.search(path):
-        return "otlp"
-    if _ANTHROPIC_PATH.search(path):
-        return "anthropic"
-    return "openai"
 
 
 def _media_type(content_type: str | None) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from ..providers import Endpoint, endpoint_for, model_of
 from ..secrets import Secrets
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
@@ -23,14 +24,6 @@ from .volatile import Numbering
 from .walk import Walker, texts_of
 
 COMPONENTS: tuple[str, ...] = ("system", "messages", "tools", "params", "model")
-SYSTEM_ROLES = ("system", "developer")
-
-_OWN_KEYS = {
-    "chat": ("messages", "tools", "functions", "model"),
-    "responses": ("instructions", "input", "tools", "model"),
-    "messages": ("system", "messages", "tools", "model"),
-    "other": ("model",),
-}
 
 
 @dataclass(frozen=True)
@@ -44,71 +37,18 @@ class RequestKey:
 
 
 def endpoint_kind(path: str) -> str:
-    """ "chat", "responses", "messages" (Anthropic) or "other": how a request body decomposes."""
-    path = path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "chat"
-    if path.endswith("/responses"):
-        return "responses"
-    if path.endswith("/v1/messages"):
-        return "messages"
-    return "other"
+    """ "chat", "responses", "messages" (Anthropic), ... or "other": how a request body decomposes."""
+    endpoint = endpoint_for(path)
+    return endpoint.kind if endpoint is not None else "other"
 
 
 # --- decomposition (raw values, before normalization) ---------------------------------------------
 
 
-def _is_system(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("role") in SYSTEM_ROLES
-
-
-def _split_roles(items: Any) -> tuple[list[Any] | None, Any]:
-    if not isinstance(items, list):
-        return None, items
-    system = [item for item in items if _is_system(item)]
-    return system or None, [item for item in items if not _is_system(item)]
-
-
-def _chat(body: dict[str, Any]) -> dict[str, Any]:
-    system, messages = _split_roles(body.get("messages"))
-    tools, functions = body.get("tools"), body.get("functions")
-    if isinstance(tools, list) and isinstance(functions, list):
-        tools = tools + functions
-    elif tools is None:
-        tools = functions
-    elif functions is not None:
-        tools = [tools, functions]
-    return {"system": system, "messages": messages, "tools": tools}
-
-
-def _responses(body: dict[str, Any]) -> dict[str, Any]:
-    items = body.get("input")
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    system_items, messages = _split_roles(items)
-    instructions = body.get("instructions")
-    system = ([instructions] if instructions is not None else []) + (system_items or [])
-    return {"system": system or None, "messages": messages, "tools": body.get("tools")}
-
-
-def _messages(body: dict[str, Any]) -> dict[str, Any]:
-    return {"system": body.get("system"), "messages": body.get("messages"), "tools": body.get("tools")}
-
-
-_SPLITTERS = {"chat": _chat, "responses": _responses, "messages": _messages}
-
-
-def _rest(kind: str, body: dict[str, Any]) -> dict[str, Any]:
-    rest = {k: v for k, v in body.items() if k not in _OWN_KEYS[kind]}
-    metadata = rest.get("metadata")
-    if kind == "messages" and isinstance(metadata, dict) and "user_id" in metadata:
-        # Claude Code's device, account and session ids: a run in a new session must still match.
-        metadata = {k: v for k, v in metadata.items() if k != "user_id"}
-        if metadata:
-            rest["metadata"] = metadata
-        else:
-            del rest["metadata"]
-    return rest
+def _rest(endpoint: Endpoint | None, body: dict[str, Any]) -> dict[str, Any]:
+    own = endpoint.own_keys if endpoint is not None else ("model",)
+    rest = {k: v for k, v in body.items() if k not in own}
+    return endpoint.trim(rest) if endpoint is not None and endpoint.trim is not None else rest
 
 
 def _body_value(body: Body) -> Any:
@@ -129,11 +69,10 @@ def decompose(path: str, query: list[list[str]], body: Body) -> dict[str, Any]:
     """The raw components of a request; `query` is the redacted query as sorted [name, value] pairs."""
     value = _body_value(body)
     if isinstance(value, dict):
-        kind = endpoint_kind(path)
-        splitter = _SPLITTERS.get(kind)
-        parts = splitter(value) if splitter else dict.fromkeys(("system", "messages", "tools"))
-        parts["model"] = value.get("model")
-        params: Any = _rest(kind, value)
+        endpoint = endpoint_for(path)
+        parts = endpoint.split(value) if endpoint else dict.fromkeys(("system", "messages", "tools"))
+        parts["model"] = model_of(path, value)
+        params: Any = _rest(endpoint, value)
     else:
         parts = dict.fromkeys(("system", "messages", "tools", "model"))
         params = value
@@ -204,10 +143,8 @@ def key_of(method: str, path: str, hashes: dict[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _model_as_sent(body: Body) -> str | None:
-    value = body.get("json")
-    model = value.get("model") if isinstance(value, dict) else None
-    return model if isinstance(model, str) else None
+def _model_as_sent(path: str, body: Body) -> str | None:
+    return model_of(path, body.get("json"))
 
 
 def upload_parts(params: Any) -> tuple[dict[str, Any], ...] | None:
@@ -226,4 +163,4 @@ def request_key(
     components = describe_components(provider, method, path, query, body, secrets)
     hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
     parts = upload_parts(components["params"]) if "multipart" in body else None
-    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(body), parts, components)
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(path, body), parts, components)

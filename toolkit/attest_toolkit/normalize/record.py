@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..providers import provider_for
 from ..secrets import Secrets
-from .body import Body, parse_body, provider_for, redact_encoded, redact_query
+from .body import Body, parse_body, redact_encoded, redact_query
 from .decompose import request_key
 from .streams import redact_streamed_secrets
 from .timestamps import Timestamps

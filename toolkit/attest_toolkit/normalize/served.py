@@ -13,46 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-import string
 from dataclasses import dataclass
 
+from ..providers import ID_SHAPES
+from ..providers.base import BASE62, HEX, Shape
 from ..secrets import Secrets
 from . import timestamps
 from .body import parse_body, request_content
 from .decompose import RequestKey, request_key
 from .volatile import ID_PREFIXES, PLACEHOLDER
 
-_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-_HEX = "0123456789abcdef"
-
-
-@dataclass(frozen=True)
-class Shape:
-    alphabet: str
-    length: int
-    lead: str = ""  # fixed characters the provider puts first (Anthropic's "01")
-
-
-# The tail after each prefix, as the providers issue them (measured on recorded traffic).
-_OPENAI_HEX = Shape(_HEX, 50)
-_ANTHROPIC = Shape(_BASE62, 22, "01")
-_DEFAULT = Shape(_BASE62, 24)
-_SHAPES: dict[tuple[str, str], Shape] = {
-    ("openai", "chatcmpl-"): Shape(_BASE62, 29),
-    ("openai", "cmpl-"): Shape(_BASE62, 29),
-    ("openai", "call_"): Shape(_BASE62, 24),
-    ("openai", "file-"): Shape(_BASE62, 22),
-    ("openai", "req_"): Shape(_HEX, 32),
-    **{
-        ("openai", p): _OPENAI_HEX
-        for p in ("resp_", "msg_", "fc_", "rs_", "ws_", "mcp_", "mcpr_", "ig_", "ci_", "cntr_", "ctc_")
-    },
-    ("openai", "conv_"): Shape(_HEX, 48),
-    **{
-        ("anthropic", p): _ANTHROPIC
-        for p in ("toolu_", "srvtoolu_", "mcptoolu_", "msg_", "req_", "file_", "msgbatch_")
-    },
-}
+# The tail after each prefix is the provider's (`ID_SHAPES`); one it has not measured gets this one.
+_DEFAULT = Shape(BASE62, 24)
 # Where a served value may start: the candidates `restore` looks up (one scan, then a dict lookup).
 _CANDIDATE = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -80,10 +52,10 @@ def _mixed(tail: str) -> bool:
 def id_tail(number: int, prefix: str, provider: str) -> str:
     """The tail served for `{{id_N}}` after `prefix` (a UUID when there is no prefix)."""
     if not prefix:
-        hexes = _digest_chars(f"uuid:{number}", _HEX, 32)
+        hexes = _digest_chars(f"uuid:{number}", HEX, 32)
         hexes = hexes[:12] + "4" + hexes[13:16] + "8" + hexes[17:]  # version 4, RFC 4122 variant
         return f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
-    shape = _SHAPES.get((provider, prefix), _DEFAULT)
+    shape = ID_SHAPES.get((provider, prefix)) or _DEFAULT
     salt = 0
     while True:
         tail = shape.lead + _digest_chars(f"{prefix}{number}:{salt}", shape.alphabet, shape.length)

@@ -16,49 +16,11 @@ import re
 import string
 from collections.abc import Callable
 
-# Prefixes of provider-generated ids, separator included. The tail after the prefix must look random
-# (16+ letters and digits, mixing letters and digits or upper and lower case: OpenAI's chatcmpl- tails
-# can be letters only), so "run_tests" or "file-name" stay text.
-ID_PREFIXES: frozenset[str] = frozenset(
-    {
-        # OpenAI
-        "chatcmpl-",
-        "cmpl-",
-        "call_",
-        "resp_",
-        "msg_",
-        "fc_",
-        "ctc_",
-        "rs_",
-        "ws_",
-        "mcp_",
-        "mcpr_",
-        "ig_",
-        "ci_",
-        "cntr_",
-        "file-",
-        "asst_",
-        "thread_",
-        "run_",
-        "step_",
-        "batch_",
-        "vs_",
-        "vsfb_",
-        "ftjob-",
-        "modr-",
-        "conv_",
-        "item_",
-        "sess_",
-        "req_",
-        # Anthropic
-        "toolu_",
-        "srvtoolu_",
-        "mcptoolu_",
-        "msgbatch_",
-        "file_",
-        "container_",
-    }
-)
+from ..providers import ID_PREFIXES
+
+# ID_PREFIXES: the prefixes of provider-generated ids, separator included (each provider's `ids`). The
+# tail after the prefix must look random (16+ letters and digits, mixing letters and digits or upper
+# and lower case: OpenAI's chatcmpl- tails can be letters only), so "run_tests" or "file-name" stay text.
 _LONGEST_PREFIX = max(map(len, ID_PREFIXES))
 
 _ANCHOR = re.compile(

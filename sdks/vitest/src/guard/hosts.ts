@@ -1,22 +1,20 @@
 /** Which hosts are model providers, and the error a connection to one of them fails with. */
 
-/** Exact provider API hosts (the same list as the Python guard). */
-export const BLOCKED_HOSTS: ReadonlySet<string> = new Set([
-  "api.openai.com",
-  "api.anthropic.com",
-  "generativelanguage.googleapis.com",
-  "aiplatform.googleapis.com",
-  "api.mistral.ai",
-  "api.groq.com",
-  "openrouter.ai",
-  "api.together.xyz",
-  "api.together.ai",
-]);
+import { readFileSync } from "node:fs";
 
-// The wildcard forms: Vertex AI regions (<region>-aiplatform), Azure OpenAI resources at any depth
-// under openai.azure.com, and AWS Bedrock regions.
-const BLOCKED_PATTERN =
-  /^(?:[^.]+-aiplatform\.googleapis\.com|(?:[^.]+\.)+openai\.azure\.com|bedrock-runtime\.[^.]+\.amazonaws\.com)$/;
+interface HostList {
+  hosts: string[];
+  patterns: { pattern: string }[];
+}
+
+// The one host list, shared with the Python guard: copied into the package beside this module at build.
+const HOSTS: HostList = JSON.parse(readFileSync(new URL("./hosts.json", import.meta.url), "utf8"));
+
+/** Exact provider API hosts (the same file as the Python guard reads). */
+export const BLOCKED_HOSTS: ReadonlySet<string> = new Set(HOSTS.hosts);
+
+// The wildcard forms: Vertex AI regions, Azure resources, AWS Bedrock regions.
+const BLOCKED_PATTERN = new RegExp(`^(?:${HOSTS.patterns.map((p) => `(?:${p.pattern})`).join("|")})$`);
 
 /**
  * A connection from the test process to a known model provider, failed by the egress guard. HTTP

@@ -1,0 +1,111 @@
+"""Per provider: replaying a Gemini call costs what replaying an OpenAI call of the same size costs.
+
+The same conversation (a system prompt, TURNS user/model turns, the same answer) is recorded once as
+an OpenAI chat completion and once as a Gemini generateContent call. Measured, per request, what the
+engine does on a hit: parse the body, normalize and hash it into the request key, look it up in the
+session's index. The OpenAI call is the baseline, in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attest_toolkit import fixture as fx
+from attest_toolkit.engine.session import Session
+from attest_toolkit.engine.store import LoadedFixture, Recording, load
+from attest_toolkit.normalize import Exchange, Templater, parse_body, request_key
+from common import JSON, NO_SECRETS, SYSTEM, Row, median, ms, ratio, timed
+
+TURNS = 20
+BATCH = 300
+TARGET = 1.3
+OPENAI_PATH = "/v1/chat/completions"
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
+ANSWER = "Order O-1042 ships today."
+
+
+def turns() -> list[tuple[str, str]]:
+    return [(f"Question {i}: where is order O-{i}?", f"Order O-{i} is on its way.") for i in range(TURNS)]
+
+
+def openai_call() -> tuple[dict, dict]:
+    messages = [{"role": "system", "content": SYSTEM}]
+    for asked, said in turns():
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": said}]
+    messages.append({"role": "user", "content": "And O-1042?"})
+    answer = {"role": "assistant", "content": ANSWER}
+    return {"model": "gpt-4o-mini", "messages": messages}, {
+        "id": "chatcmpl-Bx1AbC9dEf2GhI3jKl4MnO5pQr",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": answer, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 420, "completion_tokens": 7, "total_tokens": 427},
+    }
+
+
+def gemini_call() -> tuple[dict, dict]:
+    contents = []
+    for asked, said in turns():
+        contents += [
+            {"role": "user", "parts": [{"text": asked}]},
+            {"role": "model", "parts": [{"text": said}]},
+        ]
+    contents.append({"role": "user", "parts": [{"text": "And O-1042?"}]})
+    request = {"contents": contents, "systemInstruction": {"parts": [{"text": SYSTEM}]}}
+    candidate = {
+        "content": {"role": "model", "parts": [{"text": ANSWER}]},
+        "finishReason": "STOP",
+        "index": 0,
+    }
+    usage = {"promptTokenCount": 420, "candidatesTokenCount": 7, "totalTokenCount": 427}
+    return request, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
+
+
+def build(workdir: Path, provider: str, path: str, call: tuple[dict, dict]) -> LoadedFixture:
+    request, response = call
+    raw = Exchange("POST", path, "", json.dumps(request).encode(), 200, [("content-type", JSON)], b"")
+    exchange = Exchange(**{**raw.__dict__, "response_body": json.dumps(response).encode()})
+    interaction = Templater(NO_SECRETS).record(exchange, provider)
+    doc = fx.new_fixture(provider, fx.new_source(["python", "agent.py"]), [interaction])
+    target = fx.fixture_path(provider, workdir)
+    fx.atomic_write(target, fx.dumps(doc))
+    return load(target, NO_SECRETS)
+
+
+def per_request(loaded: LoadedFixture, provider: str, path: str, raw: bytes) -> float:
+    """Seconds per hit over BATCH requests: body parse + request key + index lookup."""
+    sessions = [Session([loaded], "strict") for _ in range(BATCH)]
+
+    def work() -> None:
+        for session in sessions:
+            rk = request_key(provider, "POST", path, "", parse_body(raw, JSON), NO_SECRETS)
+            if not isinstance(session.lookup(rk.key, rk.hashes, rk.model, f"POST {path}"), Recording):
+                raise AssertionError(f"the {provider} request missed")
+
+    return timed(work) / BATCH
+
+
+def run(workdir: Path, quick: bool = False) -> list[Row]:
+    runs = 3 if quick else 9
+    cases = {
+        "openai": (OPENAI_PATH, openai_call()),
+        "gemini": (GEMINI_PATH, gemini_call()),
+    }
+    loaded = {name: build(workdir, name, path, call) for name, (path, call) in cases.items()}
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):  # interleaved, so machine noise hits both alike
+        for name, (path, (request, _)) in cases.items():
+            samples[name].append(per_request(loaded[name], name, path, json.dumps(request).encode()))
+    gemini, openai = median(samples["gemini"]), median(samples["openai"])
+    return [
+        Row(
+            "providers",
+            f"Gemini generateContent hit ({TURNS} turns), key + lookup; baseline: the same OpenAI chat call",
+            ms(gemini),
+            ms(openai),
+            ratio(gemini, openai),
+            f"≤ {TARGET}x",
+            gemini <= TARGET * openai,
+        )
+    ]

@@ -1,0 +1,126 @@
+"""The provider registry: every place that knows a provider asks it, and the two guards (Python and
+the Vitest helper) block the same hosts because they read the same file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from attest_toolkit import guard, providers
+from attest_toolkit.engine import lane
+from attest_toolkit.normalize import volatile
+from attest_toolkit.provider_env import ALL_VARS, KEY_VARS, proxy_env
+from conftest import REPO
+from test_guard import ALLOWED_SAMPLES, BLOCKED_SAMPLES
+
+SDK = REPO / "sdks" / "vitest"
+HOSTS = REPO / "toolkit" / "attest_toolkit" / "providers" / "hosts.json"
+SCHEMA = REPO / "toolkit" / "attest_toolkit" / "schemas" / "fixture.schema.json"
+
+needs_tsc = pytest.mark.skipif(
+    not (SDK / "node_modules" / "typescript").exists() or shutil.which("node") is None,
+    reason="sdks/vitest has no node_modules: run `make test`, or `npm ci` in sdks/vitest",
+)
+
+# Checked by the TypeScript guard as built: what it blocks, one line of JSON.
+_TS_CHECK = """
+import { isBlockedHost } from "./dist/guard/hosts.js";
+const hosts = JSON.parse(process.argv[1]);
+console.log(JSON.stringify(Object.fromEntries(hosts.map((h) => [h, isBlockedHost(h)]))));
+"""
+
+
+@pytest.fixture(scope="module")
+def built_sdk() -> Path:
+    done = subprocess.run(
+        ["npm", "run", "--silent", "build"], cwd=SDK, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return SDK / "dist"
+
+
+@needs_tsc
+def test_the_vitest_package_ships_the_host_file_the_python_guard_reads(built_sdk: Path) -> None:
+    assert (built_sdk / "guard" / "hosts.json").read_bytes() == HOSTS.read_bytes()
+
+
+@needs_tsc
+def test_both_guards_block_the_same_hosts(built_sdk: Path) -> None:
+    samples = [*BLOCKED_SAMPLES, *ALLOWED_SAMPLES]
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", _TS_CHECK, json.dumps(samples)],
+        cwd=SDK,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    typescript = json.loads(done.stdout)
+    python = {host: guard.is_blocked_host(host) for host in samples}
+    assert typescript == python
+    assert all(python[h] for h in BLOCKED_SAMPLES) and not any(python[h] for h in ALLOWED_SAMPLES)
+
+
+def test_every_host_pattern_is_a_whole_name_in_python_and_javascript_syntax() -> None:
+    # Named groups, lookbehinds and flags differ between the two languages: the file keeps to the
+    # syntax both share, so a pattern cannot mean one thing to one guard and another to the other.
+    data = json.loads(HOSTS.read_text(encoding="utf-8"))
+    for entry in data["patterns"]:
+        pattern = entry["pattern"]
+        assert not any(mark in pattern for mark in ("(?P", "(?<", "(?i")), entry
+        assert not pattern.startswith("^") and not pattern.endswith("$"), entry  # anchored by both guards
+
+
+def test_the_fixture_schema_names_every_provider_of_the_registry() -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    enum = schema["$defs"]["interaction"]["properties"]["provider"]["enum"]
+    assert enum == list(providers.PROVIDERS)
+
+
+def test_every_provider_variable_is_pointed_at_the_proxy_under_its_own_name() -> None:
+    env = proxy_env("http://127.0.0.1:9/r/s")
+    assert set(env) == set(ALL_VARS)
+    for p in providers.PROVIDERS.values():
+        for var in p.base_url_vars:
+            assert env[var] == f"http://127.0.0.1:9/r/s/{p.name}{p.proxy_path}"
+    assert {p.name: p.key_var for p in providers.PROVIDERS.values() if p.key_var} == KEY_VARS
+
+
+def test_the_lane_answers_exactly_the_recorded_providers() -> None:
+    assert {n for n, p in providers.PROVIDERS.items() if p.records} == lane.PROVIDERS
+    assert lane.split_target("/r/s1/otlp/v1/traces") is None
+
+
+def test_the_volatile_scan_knows_every_id_prefix_a_provider_issues() -> None:
+    shaped = {prefix for p in providers.PROVIDERS.values() for prefix in p.ids}
+    assert shaped == volatile.ID_PREFIXES
+    assert all(prefix[-1] in "-_" for prefix in shaped)
+
+
+@pytest.mark.parametrize(
+    ("path", "hint", "provider"),
+    [
+        ("/v1/chat/completions", None, "openai"),
+        ("/v1/messages", None, "anthropic"),
+        ("/v1/messages/count_tokens", None, "anthropic"),
+        ("/v1/traces", None, "otlp"),
+        ("/v1/embeddings", None, "openai"),
+        ("/v1/chat/completions", "api.anthropic.com", "anthropic"),
+        ("/v1/messages", "my-gateway.openai.azure.com", "azure"),
+        ("/openai/deployments/gpt-4o/chat/completions", None, "azure"),
+        ("/v1beta/models/gemini-2.5-flash:generateContent", None, "gemini"),
+    ],
+)
+def test_a_path_or_host_names_its_provider(path: str, hint: str | None, provider: str) -> None:
+    assert providers.provider_for(path, hint) == provider
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "otlp", "no-such-provider"])
+def test_an_error_the_proxy_answers_itself_carries_the_message_in_the_provider_form(name: str) -> None:
+    body = providers.error_body(name, 400, "replay miss: model changed")
+    error = body["error"]
+    assert error["message"] == "replay miss: model changed"
+    assert (body.get("type") == "error") == (name == "anthropic")

@@ -1,0 +1,113 @@
+"""The providers the proxy serves: one record per provider, and the questions the rest of the package
+asks about them (which provider a path or host belongs to, how its body splits, its ids, its usage).
+
+Adding a provider is one module here that defines `PROVIDER` (see `base.Provider`), named in
+`_MODULES`; nothing else lists providers. The first one (OpenAI) is the default: a path no other
+provider claims is OpenAI's, as an OpenAI-compatible gateway's paths are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .base import Endpoint, Provider, Shape, UsageFields
+
+_MODULES = ("openai", "anthropic", "otlp", "gemini", "azure")
+
+PROVIDERS: dict[str, Provider] = {
+    p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
+}
+DEFAULT = PROVIDERS[_MODULES[0]]
+RECORDED: tuple[str, ...] = tuple(name for name, p in PROVIDERS.items() if p.records)
+# Checked before the default, the most recently added first: its marks and paths are the narrower.
+_SPECIFIC = [p for p in reversed(PROVIDERS.values()) if p is not DEFAULT]
+
+ENDPOINTS: tuple[Endpoint, ...] = tuple(e for p in PROVIDERS.values() for e in p.endpoints)
+ID_SHAPES: dict[tuple[str, str], Shape | None] = {
+    (p.name, prefix): shape for p in PROVIDERS.values() for prefix, shape in p.ids.items()
+}
+ID_PREFIXES: frozenset[str] = frozenset(prefix for _, prefix in ID_SHAPES)
+
+
+def provider_for(path: str, hint: str | None = None) -> str:
+    """The provider of a request path; `hint` (a provider or host name) wins."""
+    if hint:
+        lowered = hint.lower()
+        for p in [*_SPECIFIC, DEFAULT]:
+            if any(mark in lowered for mark in p.host_marks):
+                return p.name
+    for p in _SPECIFIC:
+        if p.path is not None and p.path.search(path):
+            return p.name
+    return DEFAULT.name
+
+
+def endpoint_for(path: str) -> Endpoint | None:
+    """The endpoint whose body a request to `path` has, or None (its body is all parameters)."""
+    path = path.rstrip("/")
+    return next((e for e in ENDPOINTS if path.endswith(e.suffix)), None)
+
+
+def model_of(path: str, body: Any) -> str | None:
+    """The model a call asks for: the body's `model`, else the one its path names (Gemini's)."""
+    model = body.get("model") if isinstance(body, dict) else None
+    if isinstance(model, str):
+        return model
+    endpoint = endpoint_for(path)
+    found = endpoint.model_in_path.search(path) if endpoint and endpoint.model_in_path else None
+    return found.group(1) if found else None
+
+
+def error_body(provider: str, status: int, message: str) -> dict[str, Any]:
+    """The body of an error the proxy answers itself (a miss, an upstream it cannot reach), in the
+    provider's own form, so its SDK raises its usual error with `message` in it."""
+    found = PROVIDERS.get(provider)
+    form = found.error if found is not None and found.error is not None else DEFAULT.error
+    assert form is not None
+    return form(status, message)
+
+
+def _merged_usage() -> dict[str, UsageFields]:
+    """Each usage container's fields, over every provider that reports usage in it."""
+    merged: dict[str, UsageFields] = {}
+    for p in PROVIDERS.values():
+        if p.usage is None:
+            continue
+        u, seen = p.usage, merged.get(p.usage.container)
+        if seen is not None:
+            u = UsageFields(
+                u.container,
+                tuple(dict.fromkeys(seen.input + u.input)),
+                tuple(dict.fromkeys(seen.output + u.output)),
+                tuple(dict.fromkeys(seen.cached + u.cached)),
+                tuple(dict.fromkeys(seen.also_output + u.also_output)),
+            )
+        merged[u.container] = u
+    return merged
+
+
+USAGE_FIELDS: Mapping[str, UsageFields] = _merged_usage()
+# The events that end a stream, any provider's: after one, the answer is complete.
+STREAM_END_RE = re.compile(b"|".join(mark for p in PROVIDERS.values() for mark in p.stream_end), re.MULTILINE)
+
+__all__ = [
+    "DEFAULT",
+    "ENDPOINTS",
+    "ID_PREFIXES",
+    "ID_SHAPES",
+    "PROVIDERS",
+    "RECORDED",
+    "STREAM_END_RE",
+    "USAGE_FIELDS",
+    "Endpoint",
+    "Provider",
+    "Shape",
+    "UsageFields",
+    "endpoint_for",
+    "error_body",
+    "model_of",
+    "provider_for",
+]

@@ -1,0 +1,78 @@
+"""What a provider is: the record every provider module fills in, and the parts it is built from."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+HEX = "0123456789abcdef"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The tail after an id's prefix, as the provider issues it (measured on recorded traffic)."""
+
+    alphabet: str
+    length: int
+    lead: str = ""  # fixed characters the provider puts first (Anthropic's "01")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How the body of a request to one endpoint splits into system, messages and tools.
+
+    `own_keys` are the body keys those components (and the model) take; every other key is a
+    parameter, after `trim` (which drops run-specific values that must not be part of the key)."""
+
+    kind: str
+    suffix: str  # the path ends with it (a trailing slash ignored)
+    own_keys: tuple[str, ...]
+    split: Callable[[dict[str, Any]], dict[str, Any]]
+    trim: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    model_in_path: re.Pattern[str] | None = None  # group 1 is the model, when the body does not name it
+
+
+@dataclass(frozen=True)
+class UsageFields:
+    """Where a response reports the tokens a call used: `container` holds the counts, each read from
+    the first of its keys that is present; cached input counts as input."""
+
+    container: str
+    input: tuple[str, ...]
+    output: tuple[str, ...]
+    cached: tuple[str, ...] = ()
+    also_output: tuple[str, ...] = ()  # counted as output besides the first of `output` (thinking)
+
+
+ErrorBody = Callable[[int, str], dict[str, Any]]
+# The text pieces and tool names of one reply object (an answer or a stream event), for
+# `attest fixture show`; None when the object is not of the provider's shape.
+ReplyParts = Callable[[dict[str, Any]], "tuple[list[str], list[str]] | None"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider: how an SDK is pointed at the proxy, how a call is forwarded and read.
+
+    The proxy serves the provider under `/<name>`; an SDK's base URL is that plus `proxy_path`."""
+
+    name: str
+    base_url_vars: tuple[str, ...]  # in the order the user's own value is looked for
+    proxy_path: str = ""
+    key_var: str | None = None  # the variable its SDKs read the key from
+    key_header: str | None = None  # the header that carries the key, besides `Authorization: Bearer`
+    upstream_var: str | None = None  # ATTEST_<NAME>_UPSTREAM: where capture and live calls go
+    default_upstream: str | None = None
+    records: bool = True  # its calls are model calls, recorded and replayed (OTLP's are only counted)
+    path: re.Pattern[str] | None = None  # a request path that can only be this provider's
+    host_marks: tuple[str, ...] = ()  # a host or provider name containing one of these is this provider
+    endpoints: tuple[Endpoint, ...] = ()
+    ids: Mapping[str, Shape | None] = field(default_factory=dict)  # id prefix -> tail (None: unmeasured)
+    usage: UsageFields | None = None
+    stream_end: tuple[bytes, ...] = ()  # regexes (multiline) of the events that end a stream
+    error: ErrorBody | None = None  # the body of an error the proxy answers with itself
+    reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)

@@ -1,0 +1,79 @@
+"""The Gemini API (generativelanguage.googleapis.com), as the google-genai SDK calls it.
+
+The model is in the path (`/v1beta/models/gemini-2.5-flash:generateContent`), not the body.
+google-genai reads its base URL from GOOGLE_GEMINI_BASE_URL, and its key from GOOGLE_API_KEY, else
+GEMINI_API_KEY, sending it in `x-goog-api-key`. Streaming is `:streamGenerateContent?alt=sse`, whose
+events carry no end marker: the one with a `finishReason` is the last. Embeddings go through
+`:batchEmbedContents`, whose body is all parameters (as OpenAI's embeddings are).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .base import Endpoint, Provider, UsageFields
+
+_OWN_KEYS = ("contents", "systemInstruction", "system_instruction", "tools", "model")
+
+
+def _generate(body: dict[str, Any]) -> dict[str, Any]:
+    system = body.get("systemInstruction", body.get("system_instruction"))
+    return {"system": system, "messages": body.get("contents"), "tools": body.get("tools")}
+
+
+# google.rpc.Status names of the codes the proxy answers with itself.
+_STATUS = {400: "INVALID_ARGUMENT", 502: "UNAVAILABLE"}
+
+
+def error(status: int, message: str) -> dict[str, Any]:
+    """Google's error form: google-genai raises ClientError (4xx) or ServerError (5xx) with it."""
+    return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}}
+
+
+def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The text and function calls of a generateContent answer or stream event."""
+    if not isinstance(obj.get("candidates"), list):
+        return None
+    texts: list[str] = []
+    tools: list[str] = []
+    for candidate in obj["candidates"]:
+        content = candidate.get("content") if isinstance(candidate, dict) else None
+        for part in (content or {}).get("parts") or []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part, dict) and isinstance(part.get("functionCall"), dict):
+                tools.append(str(part["functionCall"].get("name")))
+    return texts, tools
+
+
+_MODEL = re.compile(r"/models/([^/:]+):[A-Za-z]+$")
+
+PROVIDER = Provider(
+    name="gemini",
+    base_url_vars=("GOOGLE_GEMINI_BASE_URL",),  # google-genai (HttpOptions.base_url wins over it)
+    proxy_path="",  # the SDK adds /v1beta (or GOOGLE_GENAI_API_VERSION) and /models/...
+    key_var="GEMINI_API_KEY",
+    key_header="x-goog-api-key",
+    upstream_var="ATTEST_GEMINI_UPSTREAM",
+    default_upstream="https://generativelanguage.googleapis.com",
+    path=re.compile(r"(?:^|/)v1(?:alpha|beta)?/models/[^/:]+:[A-Za-z]+$"),
+    host_marks=("generativelanguage", "gemini"),
+    endpoints=tuple(
+        Endpoint(kind, suffix, _OWN_KEYS, _generate, model_in_path=_MODEL)
+        for kind, suffix in (
+            ("gemini", ":generateContent"),
+            ("gemini", ":streamGenerateContent"),
+            ("gemini", ":countTokens"),
+        )
+    ),
+    usage=UsageFields(
+        "usageMetadata",
+        input=("promptTokenCount",),
+        output=("candidatesTokenCount",),
+        also_output=("thoughtsTokenCount",),  # thinking tokens are billed as output
+    ),
+    stream_end=(rb'"finishReason" *:',),
+    error=error,
+    reply_parts=reply_parts,
+)

@@ -1,0 +1,111 @@
+"""OpenAI: chat completions, responses, and every other `/v1/...` endpoint (the default provider)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import BASE62, HEX, Endpoint, Provider, Shape, UsageFields
+
+SYSTEM_ROLES = ("system", "developer")
+
+
+def _is_system(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("role") in SYSTEM_ROLES
+
+
+def split_roles(items: Any) -> tuple[list[Any] | None, Any]:
+    """The system and developer items of a list, and the others."""
+    if not isinstance(items, list):
+        return None, items
+    system = [item for item in items if _is_system(item)]
+    return system or None, [item for item in items if not _is_system(item)]
+
+
+def _chat(body: dict[str, Any]) -> dict[str, Any]:
+    system, messages = split_roles(body.get("messages"))
+    tools, functions = body.get("tools"), body.get("functions")
+    if isinstance(tools, list) and isinstance(functions, list):
+        tools = tools + functions
+    elif tools is None:
+        tools = functions
+    elif functions is not None:
+        tools = [tools, functions]
+    return {"system": system, "messages": messages, "tools": tools}
+
+
+def _responses(body: dict[str, Any]) -> dict[str, Any]:
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    system_items, messages = split_roles(items)
+    instructions = body.get("instructions")
+    system = ([instructions] if instructions is not None else []) + (system_items or [])
+    return {"system": system or None, "messages": messages, "tools": body.get("tools")}
+
+
+def error(status: int, message: str) -> dict[str, Any]:
+    """OpenAI's error form; also the form for a path no provider claims."""
+    own = status == 400  # a replay miss; otherwise the upstream could not be reached
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error" if own else "upstream_error",
+            "param": None,
+            "code": "attest_replay_miss" if own else "attest_capture_upstream",
+        }
+    }
+
+
+_HEX50 = Shape(HEX, 50)
+
+PROVIDER = Provider(
+    name="openai",
+    base_url_vars=(
+        "OPENAI_BASE_URL",  # openai SDK, pydantic-ai, OpenAI Agents SDK, instructor, LiteLLM
+        "OPENAI_API_BASE",  # LangChain (read before OPENAI_BASE_URL), LiteLLM, crewAI
+    ),
+    proxy_path="/v1",  # what the openai SDK and LiteLLM expect
+    key_var="OPENAI_API_KEY",
+    upstream_var="ATTEST_OPENAI_UPSTREAM",
+    default_upstream="https://api.openai.com",
+    host_marks=("openai",),
+    endpoints=(
+        Endpoint("chat", "/chat/completions", ("messages", "tools", "functions", "model"), _chat),
+        Endpoint("responses", "/responses", ("instructions", "input", "tools", "model"), _responses),
+    ),
+    ids={
+        "chatcmpl-": Shape(BASE62, 29),
+        "cmpl-": Shape(BASE62, 29),
+        "call_": Shape(BASE62, 24),
+        "file-": Shape(BASE62, 22),
+        "req_": Shape(HEX, 32),
+        **dict.fromkeys(
+            ("resp_", "msg_", "fc_", "rs_", "ws_", "mcp_", "mcpr_", "ig_", "ci_", "cntr_", "ctc_"), _HEX50
+        ),
+        "conv_": Shape(HEX, 48),
+        **dict.fromkeys(
+            (
+                "asst_",
+                "thread_",
+                "run_",
+                "step_",
+                "batch_",
+                "vs_",
+                "vsfb_",
+                "ftjob-",
+                "modr-",
+                "item_",
+                "sess_",
+            )
+        ),
+    },
+    usage=UsageFields(
+        "usage", input=("prompt_tokens", "input_tokens"), output=("completion_tokens", "output_tokens")
+    ),
+    stream_end=(
+        rb"^data: *\[DONE\]",
+        rb"^event: *done\b",  # the Assistants API
+        rb'"type" *: *"response\.(?:completed|incomplete|failed)"',  # the Responses API
+    ),
+    error=error,
+)
