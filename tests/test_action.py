@@ -376,18 +376,24 @@ def test_pinned_fixtures_are_pulled_from_the_store_before_the_network_goes_off(
     project: Project, s3: S3, bucket: str
 ) -> None:
     repo = project.repo
-    (repo / ".gitignore").write_text("tests/attest/fixtures/\nseen-env.txt\n", encoding="utf-8")
+    (repo / ".gitignore").write_text("tests/attest/fixtures/\nseen-*env.txt\n", encoding="utf-8")
     git(repo, "rm", "-q", "-r", "--cached", FIXTURES)
     pushed = run_cli(["fixture", "push", "alpha", "beta"], env=s3.env(bucket), cwd=repo)
     assert pushed.returncode == 0, pushed.stderr
     commit(repo, "pin the fixtures in the object store")
     shutil.rmtree(repo / FIXTURES)  # a fresh checkout holds only the lock
 
+    store = s3.variables(bucket)
+    keys = {
+        "object-store-access-key": store.pop("OBJECT_STORE_ACCESS_KEY"),
+        "object-store-secret-key": store.pop("OBJECT_STORE_SECRET_KEY"),
+    }
     result = project.run(
-        extra_env=s3.variables(bucket),
+        extra_env=store,
+        setup="env > seen-setup-env.txt",
         command="env > seen-env.txt; pytest -q -p no:cacheprovider",
         comment="false",
-        **{"fixtures-store": "s3", "check-run": "false"},
+        **{"fixtures-store": "s3", "check-run": "false", **keys},
     )
 
     assert result.returncode == 0, result.log
@@ -400,8 +406,9 @@ def test_pinned_fixtures_are_pulled_from_the_store_before_the_network_goes_off(
         ("tests/test_beta.py", "passed"),
     ]
     assert report["summary"]["egress"]["isolation_verified"] is True
-    seen = (repo / "seen-env.txt").read_text(encoding="utf-8")
-    assert s3.secret_key not in seen and "OBJECT_STORE_SECRET_KEY" not in seen
+    for seen in ("seen-setup-env.txt", "seen-env.txt"):
+        text = (repo / seen).read_text(encoding="utf-8")
+        assert s3.secret_key not in text and "OBJECT_STORE_SECRET_KEY" not in text
 
 
 def test_a_fork_without_the_store_secrets_is_not_evaluated_and_says_why(project: Project) -> None:
@@ -445,6 +452,24 @@ def test_bad_inputs_stop_the_action_with_one_error_line(
     [check] = result.steps
     [line] = check.stdout.splitlines()
     assert line.startswith("::error") and problem in line
+
+
+def test_store_keys_in_the_steps_env_are_refused_before_anything_runs(project: Project) -> None:
+    # In the env of the action's step, the keys would reach the setup, the tests and the steps that
+    # run after the setup (policy, publish): they are accepted as inputs only, for the pull step alone.
+    keys = {"OBJECT_STORE_ACCESS_KEY": "AKIAEXAMPLEKEY", "OBJECT_STORE_SECRET_KEY": "s3cr3t-" + "k" * 33}
+    result = project.run(extra_env=keys, **{"fixtures-store": "s3"})
+
+    assert result.returncode == 3
+    [check] = result.steps
+    [line] = check.stdout.splitlines()
+    assert line.startswith("::error title=attest::give the object store's keys as the inputs")
+
+
+def test_only_the_pull_step_is_given_the_store_keys() -> None:
+    steps = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+    holding = [s["name"] for s in steps if "inputs.object-store-" in json.dumps(s)]
+    assert holding == ["Pull the pinned fixtures (network on)"]
 
 
 def test_an_input_cannot_start_a_workflow_command_of_its_own(project: Project) -> None:

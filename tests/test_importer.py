@@ -521,7 +521,8 @@ def test_verify_ok_and_one_line_per_bad_fixture(tmp_path: Path, capsys: pytest.C
     assert captured.out.splitlines()[0].startswith(f"ok {good} (1 interaction(s), sha256:")
     assert captured.out.splitlines()[1].startswith(f"ok {reformatted} ")
     assert captured.err.splitlines() == [
-        f"attest: {edited}: digest does not match the content (changed since it was written)",
+        f"attest: {edited}: digest does not match the content (changed since it was written); "
+        "if the edit is deliberate, seal it: attest fixture seal edited",
         f"attest: {stale}: interaction 1: stored hashes do not match its request (messages)",
         f"attest: {leaked}: credential found at /channels/model/0/request/json/messages/0/content "
         "(OpenAI-style API key); refusing to read it",

@@ -20,7 +20,14 @@ from attest_toolkit.fixture import _first_credential, find_credential
 from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
 from attest_toolkit.normalize.streams import find_streamed_secret
 from attest_toolkit.secret_names import is_secret_key, is_secret_param
-from attest_toolkit.secrets import REDACTED, TOKEN_PATTERNS, Secrets, load_dotenv_values, may_hold_secret
+from attest_toolkit.secrets import (
+    REDACTED,
+    TOKEN_PATTERNS,
+    Secrets,
+    load_dotenv_values,
+    may_hold_secret,
+    redact_argv,
+)
 from conftest import REAL_CASSETTES, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -516,3 +523,27 @@ def test_the_joined_scan_and_the_string_by_string_scan_agree(found, data) -> Non
     assert find_credential(doc, secrets) == _first_credential(doc, secrets)
     if secrets.none_in(texts):  # a request key then skips redaction: there must be nothing to redact
         assert [secrets.redact(t) for t in texts] == texts
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept"),
+    [
+        (["--api-key", "v"], ["--api-key", REDACTED]),
+        (["--api-key=v"], [f"--api-key={REDACTED}"]),
+        (
+            ["-token", "v", "--password", "v", "--client-secret=v"],
+            ["-token", REDACTED, "--password", REDACTED, f"--client-secret={REDACTED}"],
+        ),
+        (["-H", "Authorization: Bearer v"], ["-H", f"Authorization: {REDACTED}"]),
+        (
+            ["--header=Cookie: a=b", "-H", "Accept: text/plain"],
+            [f"--header=Cookie: {REDACTED}", "-H", "Accept: text/plain"],
+        ),
+        (["env", "API_TOKEN=v", "MODE=fast"], ["env", f"API_TOKEN={REDACTED}", "MODE=fast"]),
+        # Flags that only look like one: no value is taken from the next argument.
+        (["--no-auth", "agent.py", "--max-tokens", "100", "--key-file", "k.pem"], None),
+        (["--model=gpt-4o", "--", "-"], None),
+    ],
+)
+def test_credential_flags_in_a_command_line_are_redacted_in_both_forms(argv, kept):
+    assert redact_argv(argv, Secrets.of([])) == (argv if kept is None else kept)

@@ -11,6 +11,7 @@ import typer
 from attest_toolkit.cli import policy as policy_cli
 from attest_toolkit.cli import run
 from attest_toolkit.policy import PolicyError, Verdict, evaluate, glob_regex, load_policy, parse_policy
+from conftest import run_cli
 from report_factory import make_miss, make_report, make_test, replay_facts
 
 GUARDED = {"mode": "guard", "isolation_verified": False, "probe": None, "strategy": None}
@@ -392,3 +393,44 @@ def test_cli_could_not_run_is_exit_3_on_one_line(
     assert problem in captured.err
     assert captured.err.count("\n") == 1
     assert "Traceback" not in captured.err + captured.out
+
+
+# --- a policy file is input: it may come from the pull request's checkout ----------------------------
+
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        # Nine lines that expand to 387 million strings for whoever walks the document.
+        (
+            "p.yml",
+            ALIAS_BOMB,
+            "not valid YAML (line 2, column 8: alias *a: a policy file may not use aliases)",
+        ),
+        (
+            "p.yml",
+            "misses: block\nmisses: allow\n",
+            "not valid YAML (line 2, column 1: duplicate key 'misses')",
+        ),
+        ("p.json", '{"misses": "block", "misses": "allow"}', "duplicate key 'misses'"),
+        (
+            "p.yml",
+            'overrides:\n  - paths: ["tests/a/**", "tests/[z-a]*"]\n    max_live_calls: 3\n',
+            "/overrides/0/paths/1: 'tests/[z-a]*' is not a valid glob (bad character range z-a)",
+        ),
+    ],
+    ids=["alias-bomb", "duplicate-yaml-key", "duplicate-json-key", "reversed-range"],
+)
+def test_a_hostile_policy_is_one_line_and_exit_3(
+    tmp_path: Path, name: str, content: str, problem: str
+) -> None:
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    (tmp_path / "r.json").write_text(json.dumps(make_report()), encoding="utf-8")
+    done = run_cli(["policy", "evaluate", "--report", "r.json", "--policy", name], cwd=tmp_path)
+    assert done.returncode == 3
+    assert done.stderr.splitlines() == [f"attest: {name}: {problem}"]

@@ -13,6 +13,7 @@ group, shadow and sudoers bound over the originals), so the machine's own setup 
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -338,3 +339,118 @@ def test_container_engine_and_session_bus_sockets_are_hidden(root_namespace: str
     assert not [line for line in lines if line.endswith("connected")], lines
     assert len(lines) == 3
     assert "hidden sockets: /run/docker.sock" in summary
+
+
+# --- the user's session: tmux, screen, agents, X11, buses, engines -----------------------------------
+
+# Run in private mount and PID namespaces (fresh /tmp, /run and /var/tmp; every daemon ends with them):
+# start what a developer's session has running, with the variables a shell in it would have, then let
+# a sandboxed command try to connect to each socket and, through tmux, to run a command outside.
+SESSION = textwrap.dedent(
+    """
+    import json, os, re, shutil, socket, subprocess, sys, tempfile
+    env = dict(os.environ)
+    paths = {}  # kind -> the socket a command inside could use to reach it
+
+    def listen(path, abstract=False):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(("\\0" + path) if abstract else path)
+        server.listen()
+        return server
+
+    def run(*argv):
+        # Into a file, not a pipe: a daemon keeps the descriptors it was started with open.
+        with tempfile.TemporaryFile("w+") as out:
+            subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL, check=True)
+            out.seek(0)
+            return out.read()
+
+    if shutil.which("tmux"):
+        run("tmux", "new-session", "-d", "-s", "work", "sleep 600")
+        paths["tmux"] = "/tmp/tmux-0/default"
+        env["TMUX"] = "/tmp/tmux-0/default,1,0"
+    if shutil.which("screen"):
+        os.makedirs("/run/screen", mode=0o777)
+        run("screen", "-dmS", "work", "sleep", "600")
+        (name,) = os.listdir("/run/screen/S-root")
+        paths["screen"] = "/run/screen/S-root/" + name
+        env["STY"] = name
+    if shutil.which("ssh-agent"):
+        found = re.search("SSH_AUTH_SOCK=([^;]+);", run("ssh-agent", "-s"))
+        paths["ssh-agent"] = env["SSH_AUTH_SOCK"] = found.group(1)
+    if shutil.which("gpg-agent"):
+        os.makedirs("/var/tmp/gnupg", mode=0o700)
+        env["GNUPGHOME"] = "/var/tmp/gnupg"
+        run("gpg-agent", "--daemon")
+        paths["gpg-agent"] = run("gpgconf", "--list-dirs", "agent-socket").strip()
+    if shutil.which("dbus-daemon"):
+        address = run("dbus-daemon", "--session", "--fork", "--print-address=1").strip()
+        paths["dbus session bus"] = re.search("unix:(?:path|abstract)=([^,]+)", address).group(1)
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+    # Daemons that need a display or a service manager: their sockets where they would listen.
+    servers = [listen("/tmp/.X11-unix/X99"), listen("/tmp/.X11-unix/X99", abstract=True)]
+    paths["X11"], env["DISPLAY"] = "/tmp/.X11-unix/X99", ":99"
+    for kind, path in (
+        ("systemd user bus", "/run/user/0/bus"),
+        ("systemd user manager", "/run/user/0/systemd/private"),
+        ("rootless podman", "/run/user/0/podman/podman.sock"),
+        ("podman", "/run/podman/podman.sock"),
+        ("docker", "/run/docker.sock"),
+        ("docker at DOCKER_HOST", "/var/tmp/engine/docker.sock"),
+        ("a socket in the working directory", "/tmp/work/agent.sock"),
+    ):
+        servers.append(listen(path))
+        paths[kind] = path
+    env["XDG_RUNTIME_DIR"], env["DOCKER_HOST"] = "/run/user/0", "unix:///var/tmp/engine/docker.sock"
+
+    client = '''
+    import json, os, socket, subprocess, sys
+    reached = {}
+    for kind, path in json.loads(sys.argv[1]).items():
+        for where in (path, "\\\\0" + path):
+            with socket.socket(socket.AF_UNIX) as c:
+                try:
+                    c.connect(where)
+                    reached[kind] = "connected"
+                except OSError as exc:
+                    reached.setdefault(kind, type(exc).__name__)
+    if "tmux" in reached:
+        subprocess.run(["tmux", "run-shell", "touch /var/tmp/escaped"], capture_output=True, timeout=30)
+    print(json.dumps(reached))
+    '''
+    attest = [sys.executable, "-c", "from attest_toolkit.cli import main; main()"]
+    argv = [*attest, "sandbox", "--network", "none", "--", sys.executable, "-c", client, json.dumps(paths)]
+    done = subprocess.run(argv, env=env, cwd="/tmp/work", capture_output=True, text=True, timeout=120)
+    print(json.dumps({
+        "returncode": done.returncode,
+        "stderr": done.stderr,
+        "reached": json.loads(done.stdout or "{}"),
+        "escaped": os.path.exists("/var/tmp/escaped"),
+        "outside": {kind: os.path.exists(path) for kind, path in paths.items()},
+    }))
+    """
+)
+
+
+def test_the_users_session_sockets_are_out_of_reach(root_namespace: str) -> None:
+    mounts = "mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/tmp"
+    private = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+    done = subprocess.run(
+        [*private, "sh", "-c", f'{mounts} && exec "$@"', "sh", PY, "-c", SESSION],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.splitlines()[-1])
+    assert outcome["returncode"] == 0, outcome["stderr"]
+    assert all(outcome["outside"].values()), outcome["outside"]  # every daemon listened outside
+    reached = outcome["reached"]
+    assert set(reached) == set(outcome["outside"])
+    assert [kind for kind, result in reached.items() if result == "connected"] == []
+    assert not outcome["escaped"], "a command outside the sandbox ran through tmux"
+    # tmux, screen, ssh-agent, gpg-agent and D-Bus are installed where the tests run (.ci/run).
+    for kind in ("tmux", "screen", "ssh-agent", "gpg-agent", "dbus session bus"):
+        if shutil.which(kind.split()[0].replace("dbus", "dbus-daemon")):
+            assert kind in reached

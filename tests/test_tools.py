@@ -172,6 +172,35 @@ def test_stdio_servers_are_recorded_by_the_wrapper_and_replayed_without_starting
     assert "replay miss: tool call unrecorded: weather.get_forecast (arguments hash" in done.stderr
 
 
+def test_credentials_given_as_arguments_never_reach_the_fixture(tmp_path):
+    # No secret shape in these values: only the flag's name tells them apart from a file name.
+    key, token, password, bearer, header_key = "hunter2hunter", "t0k", "pw-1234", "b3arer.v4lue", "hk-98"
+    server = ["--api-key", key, "--token", token, "--password=" + password]
+    server += ["-H", f"Authorization: Bearer {bearer}", "--header", f"X-Api-Key: {header_key}"]
+    argv = agent("--stdio", "--api-key", key, f"--token={token}")
+    with FakeUpstream(model_replies()) as upstream:
+        done = capture(tmp_path, "weather", [], argv, upstream, WEATHER_SERVER_ARGS=json.dumps(server))
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "fixtures" / "weather.attest.json"
+    text = path.read_text()
+    for secret in (key, token, password, bearer, header_key):
+        assert secret not in text
+    doc = load(path)
+    assert doc["source"]["command"][-3:] == ["--api-key", "{{redacted}}", "--token={{redacted}}"]
+    assert doc["tools"]["weather"]["command"][-10:] == [
+        "stdio",
+        "--api-key",
+        "{{redacted}}",
+        "--token",
+        "{{redacted}}",
+        "--password={{redacted}}",
+        "-H",
+        "Authorization: {{redacted}}",
+        "--header",
+        "X-Api-Key: {{redacted}}",
+    ]
+
+
 def test_outside_capture_and_replay_the_stdio_wrapper_runs_the_server_unchanged(tmp_path):
     calls_log = tmp_path / "calls.log"
     with FakeUpstream(model_replies()) as upstream:

@@ -267,3 +267,24 @@ def test_no_checkout_leaves_its_credentials_behind(path: Path) -> None:
         for step in job.get("steps", []):
             if str(step.get("uses", "")).startswith("actions/checkout@"):
                 assert (step.get("with") or {}).get("persist-credentials") is False, f"{path.name}: {name}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_a_job_that_judges_a_pull_request_reads_the_base_branchs_policy(path: Path) -> None:
+    """A job that evaluates the policy outside the pull request's own run (merging shards, publishing)
+    must not read the pull request's `.attest/policy.yml`: a pull request could loosen its own gate.
+    Publishing a fork's artifact reads the default branch's through the API (`--from-artifact`)."""
+    on = yaml.safe_load(path.read_text(encoding="utf-8")).get(True) or {}
+    if "pull_request" not in on:
+        return
+    for name, job in jobs(path).items():
+        if runs_pull_request_code(job):
+            continue  # the action's own verdict: the pull request's word (README, security model)
+        scripts = " ".join(s.get("run", "") for s in job.get("steps", []))
+        if not re.search(r"attest (policy evaluate|github publish)", scripts):
+            continue
+        checkouts = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")]
+        refs = [(s.get("with") or {}).get("ref") for s in checkouts]
+        assert refs and all(ref == "${{ github.base_ref }}" for ref in refs), (
+            f"{path.name}: job {name}: {refs}"
+        )

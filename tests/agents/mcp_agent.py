@@ -1,13 +1,15 @@
 """An agent that loops the official openai SDK with tools from MCP servers (the official mcp SDK).
 
     python mcp_agent.py [--mcp-mode auto|legacy] [--stdio] [--orders] [--units U] [--question Q]
-                        [--prompt-city CITY]
+                        [--prompt-city CITY] [--api-key K] [--token T]
 
 Its weather tools come from the MCP server at $WEATHER_MCP_URL (streamable HTTP) or, with --stdio,
 from the stdio server that `attest tool stdio weather -- ...` runs. With --orders it also has a
 `lookup_order` tool served by the plain HTTP API at $ORDERS_API_URL (sending $ORDERS_TOKEN as a bearer
 token when set). --prompt-city CITY takes the question from the server's `forecast_question` prompt
-instead of --question. --units U adds an argument to every forecast call: a change in the agent's code.
+instead of --question. $WEATHER_SERVER_ARGS (a JSON list) are more arguments for the stdio server, which
+ignores them as the agent ignores --api-key and --token: they stand for credentials real commands
+take. --units U adds an argument to every forecast call: a change in the agent's code.
 It prints each tool result and the final answer, so a capture and its replay print the same thing.
 """
 
@@ -54,6 +56,7 @@ def weather_server(args: argparse.Namespace) -> Any:
         sys.executable,
         str(SERVER),
         "stdio",
+        *json.loads(os.environ.get("WEATHER_SERVER_ARGS", "[]")),
     ]
     return StdioServerParameters(command=sys.executable, args=wrapper, env=dict(os.environ))
 
@@ -126,6 +129,8 @@ def main() -> None:
     parser.add_argument("--units", default=None)
     parser.add_argument("--question", default="What is the weather in Oslo?")
     parser.add_argument("--prompt-city", default=None)
+    parser.add_argument("--api-key")
+    parser.add_argument("--token")
     print(asyncio.run(run(parser.parse_args())), flush=True)
 
 

@@ -46,7 +46,7 @@ def serve_http() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["stdio"]:
+    if sys.argv[1:2] == ["stdio"]:  # later arguments (flags a real server takes) are ignored
         server.run("stdio")
     else:
         serve_http()

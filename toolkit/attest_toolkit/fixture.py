@@ -26,7 +26,7 @@ from .normalize.body import encoded_text
 from .normalize.streams import find_streamed_secret
 from .normalize.walk import named_secret
 from .secret_names import is_secret_key
-from .secrets import REDACTED, Secrets, environment_secrets
+from .secrets import REDACTED, Secrets, environment_secrets, redact_argv
 from .validation import first_error, json_pointer, load_schema
 
 FORMAT = "attest-fixture"
@@ -75,9 +75,10 @@ def canonical_digest(doc: Fixture) -> str:
 def new_source(
     command: list[str], *, expect_fail: bool = False, exit_code: int | None = None, test: str | None = None
 ) -> dict:
-    """`test`: the pytest node id, when a test recorded the fixture (`--attest-record`)."""
+    """`test`: the pytest node id, when a test recorded the fixture (`--attest-record`). The command is
+    kept with its credentials redacted (`redact_argv`)."""
     return {
-        "command": list(command),
+        "command": redact_argv(command, Secrets.of([])),
         "flags": {"expect_fail": expect_fail},
         "exit_code": exit_code,
         "recorded_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
@@ -232,6 +233,24 @@ def read_fixture(path: str | Path, secrets: Secrets | None = None) -> Fixture:
     text = read_text(path, FixtureError, "fixture", missing, MAX_FIXTURE_BYTES)
     doc = parse_fixture(text, path)
     scan(doc, path, secrets if secrets is not None else environment_secrets(), "read")
+    return doc
+
+
+def check_digest(doc: Fixture, path: str | Path) -> None:
+    """Refuse a fixture changed since it was written: replay matches on the hashes stored beside each
+    request, so an edited request would be ignored in silence; a deliberate edit is sealed first."""
+    if canonical_digest(doc) != doc["digest"]:
+        raise FixtureError(
+            "digest does not match the content (changed since it was written); "
+            f"if the edit is deliberate, seal it: attest fixture seal {name_of(path)}",
+            path,
+        )
+
+
+def read_for_replay(path: str | Path, secrets: Secrets | None = None) -> Fixture:
+    """`read_fixture`, and the digest checked: what every replay reads."""
+    doc = read_fixture(path, secrets)
+    check_digest(doc, path)
     return doc
 
 

@@ -30,6 +30,8 @@ from .report import (
 )
 
 SUITE_NAME = "attest"
+# A JUnit failure message is kept to this many characters in the report, cut once redacted.
+JUNIT_MESSAGE_CHARS = 2000
 # pytest's `line` attribute counts from 0 (it writes the frame index); report-v2 counts from 1.
 ZERO_BASED_LINE_SUITES = frozenset({"pytest"})
 MISS_COMPONENTS = {
@@ -91,7 +93,7 @@ def from_junit(path: str | Path) -> Report:
                 declared[key] = _json_property(props, f"attest.{key}", path)
         if "attest.replay" in props:
             counted.append((suite_tests, declared["replay"]))
-    tests = redact_tests(tests)
+    tests = redact_tests(tests, message_chars=JUNIT_MESSAGE_CHARS)
     summary = summarize(
         tests,
         declared.get("egress", UNKNOWN_EGRESS),
@@ -213,8 +215,7 @@ def _reason(text: str | None) -> str | None:
 def _message(result: junitparser.Result) -> str | None:
     """The failure message as one paragraph: the message attribute, else the text's first paragraph."""
     raw = result.message or (result.text or "").strip().split("\n\n", 1)[0]
-    flat = " ".join(raw.split())
-    return flat[:2000] or None
+    return " ".join(raw.split()) or None  # cut to JUNIT_MESSAGE_CHARS once redacted
 
 
 def _int_property(props: dict[str, str], name: str, test_id: str, path: Path) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,8 +121,37 @@ def _glob_token(glob: str, i: int) -> tuple[str, int]:
     return re.escape(char), i + 1
 
 
+class _Refused(yaml.YAMLError):
+    """A YAML construct a policy file may not use; `problem_mark` says where."""
+
+    def __init__(self, problem: str, mark: yaml.Mark) -> None:
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, mark
+
+
 class _Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false. `require_egress: off` must stay the string "off"."""
+    """YAML 1.2 booleans: only true/false. `require_egress: off` must stay the string "off".
+
+    A policy is read from a pull request's checkout, so it is input: no aliases (a few nested ones
+    expand to billions of nodes for every reader that walks the document), and no key twice in a
+    mapping (the last one would win in silence)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _Refused(f"alias *{event.anchor}: a policy file may not use aliases", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # not a key a policy has: the schema names it
+            if key in seen:
+                raise _Refused(f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -156,7 +185,7 @@ def parse_text(text: str, source: str | Path) -> Any:
     """A policy document from its text: JSON when `source` ends in .json, else YAML."""
     if str(source).lower().endswith(".json"):
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, source))
         except json.JSONDecodeError as exc:
             raise PolicyError(
                 f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", source
@@ -165,6 +194,15 @@ def parse_text(text: str, source: str | Path) -> Any:
         return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
     except yaml.YAMLError as exc:
         raise PolicyError(f"not valid YAML ({_yaml_problem(exc)})", source) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], source: str | Path) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise PolicyError(f"duplicate key {key!r}", source)
+        doc[key] = value
+    return doc
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -195,9 +233,9 @@ def parse_policy(doc: Any, source: str | Path = "policy") -> Policy:
         Override(
             paths=tuple(o["paths"]),
             settings={k: v for k, v in o.items() if k != "paths"},
-            pattern=re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in o["paths"]), re.DOTALL),
+            pattern=_paths_pattern(o["paths"], index, source),
         )
-        for o in doc.get("overrides", [])
+        for index, o in enumerate(doc.get("overrides", []))
     )
     ignore = tuple(doc.get("match", {}).get("ignore", []))
     try:
@@ -205,6 +243,18 @@ def parse_policy(doc: Any, source: str | Path = "policy") -> Policy:
     except AttestError as exc:
         raise PolicyError(str(exc), source) from None
     return Policy(settings, overrides, str(source), ignore)
+
+
+def _paths_pattern(paths: list[str], index: int, source: str | Path) -> re.Pattern[str]:
+    """One pattern for an override's globs; a glob that is no pattern (`[z-a]`) is named."""
+    parts = []
+    for number, glob in enumerate(paths):
+        try:
+            parts.append(glob_regex(glob).pattern)
+        except re.error as exc:
+            where = json_pointer(["overrides", index, "paths", number])
+            raise PolicyError(f"{where}: {glob!r} is not a valid glob ({exc.msg})", source) from None
+    return re.compile("|".join(f"(?:{part})" for part in parts), re.DOTALL)
 
 
 # --- evaluation ----------------------------------------------------------------------------------

@@ -546,9 +546,11 @@ class AttestPlugin:
             return str(report.longrepr[2])
         crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
         if crash:
-            return str(crash)[:4000]
+            return reports.redacted_clip(str(crash), reports.MESSAGE_CHARS)
         text = report.longreprtext.strip()
-        return text[-4000:] if text else getattr(report, "wasxfail", None) or None
+        if text:
+            return reports.redacted_clip(text, reports.MESSAGE_CHARS, keep_end=True)
+        return getattr(report, "wasxfail", None) or None
 
     def totals(self) -> dict[str, Any]:
         keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)

@@ -121,11 +121,32 @@ def run_secrets() -> Secrets:
     return environment_secrets(extra=extra)
 
 
-def redact_tests(tests: list[Test], secrets: Secrets | None = None) -> list[Test]:
+# A failure message is kept to this many characters in a report (the pytest helper's and the runners').
+MESSAGE_CHARS = 4000
+
+
+def redacted_clip(text: str, limit: int, secrets: Secrets | None = None, *, keep_end: bool = False) -> str:
+    """`text` redacted, then cut to `limit` characters (its start, or its end with `keep_end`). Never
+    the other way round: a credential across the cut would lose the part that lets redaction see it
+    (its prefix, or the end of a `.env` value) and keep the rest."""
+    text = (secrets if secrets is not None else run_secrets()).redact(text)
+    if len(text) <= limit:
+        return text
+    return text[-limit:] if keep_end else text[:limit]
+
+
+def redact_tests(
+    tests: list[Test], secrets: Secrets | None = None, message_chars: int = MESSAGE_CHARS
+) -> list[Test]:
     """Copies of `tests` without credentials in any string: ids (parametrize ids quote their
-    arguments), paths, messages, skip reasons, fixture names, miss messages."""
+    arguments), paths, messages, skip reasons, fixture names, miss messages; each message then cut
+    to `message_chars`."""
     secrets = secrets if secrets is not None else run_secrets()
-    return [secrets.redact_all(t) for t in tests]
+    rows = [secrets.redact_all(t) for t in tests]
+    for row in rows:
+        if isinstance(row.get("message"), str):
+            row["message"] = row["message"][:message_chars]
+    return rows
 
 
 def redact_report(report: Report, secrets: Secrets | None = None) -> Report:
@@ -369,6 +390,7 @@ __all__ = [
     "merge_reports",
     "redact_report",
     "redact_tests",
+    "redacted_clip",
     "summarize",
     "validate_report",
     "write_report",

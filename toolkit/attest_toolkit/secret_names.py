@@ -1,4 +1,5 @@
-"""Which names hold a credential: JSON keys, header names, query parameters and `.env` variables.
+"""Which names hold a credential: JSON keys, header names, query parameters, `.env` variables and
+command-line flags.
 
 A name is split into words (`X-Amz-Signature`, `x_amz_signature` and `xAmzSignature` all give
 x, amz, signature) and judged by its words, so a provider's custom header (`X-Custom-Auth`) is caught
@@ -93,3 +94,16 @@ def is_secret_param(name: str) -> bool:
 def is_secret_env_name(name: str) -> bool:
     """True for a `.env` or environment variable named like a credential (`*_API_KEY`, `*_TOKEN`)."""
     return is_secret_key(name) or any(part in _ENV_WORDS for part in words(name))
+
+
+# A flag's last word that makes it a credential even alone: `--token`, `--key`, `--pass`, `--pat`.
+_FLAG_WORDS = frozenset({"key", "token", "pass", "pat"})
+
+
+def is_secret_flag(name: str) -> bool:
+    """True for a command-line flag (without its dashes) whose value is a credential: `api-key`,
+    `token`, `password`, `client_secret`; not a negation such as `no-auth`, which takes no value."""
+    parts = words(name)
+    if not parts or parts[0] == "no":
+        return False
+    return is_secret_key(name) or parts[-1] in _FLAG_WORDS

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .secret_context import REDACTED, Span, context_spans, json_in_text_spans, mixed_case_and_digits
-from .secret_names import is_secret_env_name
+from .secret_names import is_secret_env_name, is_secret_flag, is_secret_key
 
 # (label, pattern). Labels name the kind of secret in errors; the value itself is never shown.
 TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -221,3 +221,52 @@ def load_dotenv_values(cwd: Path | None = None) -> tuple[str, ...]:
 def environment_secrets(cwd: Path | None = None, extra: Iterable[str] = ()) -> Secrets:
     """Secrets from `.env` in `cwd` plus any extra values (e.g. the provider keys of this process)."""
     return Secrets.of([*load_dotenv_values(cwd), *extra])
+
+
+# Flags whose value is a header line, `Name: value` (curl, httpie, wget, most HTTP clients).
+_HEADER_FLAGS = frozenset({"-H", "--header", "--headers"})
+
+
+def redact_argv(argv: Iterable[str], secrets: Secrets) -> list[str]:
+    """A command line as a fixture may keep it: the value of every credential-named flag, in either form
+    (`--api-key VALUE`, `--api-key=VALUE`), of a credential header (`-H "Authorization: Bearer …"`) and
+    of a credential-named `NAME=VALUE` (`env API_TOKEN=…`) is redacted, then whatever has a secret's shape.
+    Only names are read, so a value of any shape, a short one included, is caught."""
+    out: list[str] = []
+    pending: str | None = None  # the flag whose value the next argument is
+    for arg in argv:
+        if pending is not None:
+            out.append(_header_redacted(arg) if pending in _HEADER_FLAGS else REDACTED)
+            pending = None
+            continue
+        flag = _flag_name(arg)
+        if arg in _HEADER_FLAGS or (flag is not None and is_secret_flag(flag)):
+            pending = arg
+            out.append(arg)
+            continue
+        out.append(secrets.redact(_assignment_redacted(arg)))
+    return out
+
+
+def _flag_name(arg: str) -> str | None:
+    """`api-key` of `--api-key` or `-api-key`; None for an argument that is not a flag alone."""
+    if not arg.startswith("-") or "=" in arg or arg in ("-", "--"):
+        return None
+    return arg.lstrip("-")
+
+
+def _assignment_redacted(arg: str) -> str:
+    """`--api-key={{redacted}}`, `--header=Authorization: {{redacted}}`, `API_TOKEN={{redacted}}`."""
+    name, equals, value = arg.partition("=")
+    if not equals or not value:
+        return arg
+    if name in _HEADER_FLAGS:
+        return f"{name}={_header_redacted(value)}"
+    flag = name.lstrip("-")
+    secret = is_secret_flag(flag) if name.startswith("-") else is_secret_env_name(name)
+    return f"{name}={REDACTED}" if secret and " " not in name else arg
+
+
+def _header_redacted(line: str) -> str:
+    name, colon, _ = line.partition(":")
+    return f"{name}: {REDACTED}" if colon and is_secret_key(name.strip()) else line

@@ -15,7 +15,7 @@ from .fixture_diff import changes_between_dirs, fixture_changes
 from .fixture_sequence import Marked, label, mermaid, missed_at
 from .progress import counted
 from .repeat import base_id
-from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, run_secrets
+from .report import FAILED_OUTCOMES, OUTCOMES, Report, Test, redact_report, run_secrets
 from .secrets import Secrets
 
 __all__ = [
@@ -124,7 +124,9 @@ def render(
         raise ValueError(f"unknown summary format {fmt!r}; use one of {', '.join(FORMATS)}")
     if max_chars is not None and max_chars < MIN_CHARS:
         raise ValueError(f"max_chars must be at least {MIN_CHARS}: the summary line and the notice must fit")
-    view = _View.of(report, verdict, fixture_changes or [], run_secrets())
+    # Redacted whole before any cell or block is cut: a cut first could leave most of a key behind.
+    secrets = run_secrets()
+    view = _View.of(redact_report(report, secrets), verdict, fixture_changes or [], secrets)
     if fmt == "json":
         return json.dumps(view.as_json(), indent=2, ensure_ascii=False) + "\n"
     links = _Links(server_url.rstrip("/"), repo, sha) if fmt == "markdown" else None

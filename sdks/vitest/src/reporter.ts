@@ -40,8 +40,6 @@ interface Row {
   replay?: Record<string, unknown>;
 }
 
-const MAX_MESSAGE = 4000;
-
 export default class AttestReporter implements Reporter {
   private root = process.cwd();
   private repo = process.cwd();
@@ -76,7 +74,7 @@ export default class AttestReporter implements Reporter {
     const rows = [...module.children.allTests()].map((test) => this.row(file, test));
     const errors = module.errors();
     if (errors.length > 0) {
-      rows.push({ id: file, file, line: null, outcome: "error", duration: 0, message: clip(errors[0].message) });
+      rows.push({ id: file, file, line: null, outcome: "error", duration: 0, message: errors[0].message });
     }
     return rows;
   }
@@ -98,7 +96,8 @@ export default class AttestReporter implements Reporter {
       row.message = meta.message ?? null;
     } else if (result.state === "failed") {
       row.outcome = "failed";
-      row.message = clip(meta?.message ?? result.errors[0]?.message ?? "failed");
+      // Sent whole: `attest-engine report` redacts it, then cuts it (a cut first could split a key).
+      row.message = meta?.message ?? result.errors[0]?.message ?? "failed";
     } else if (result.state === "passed") {
       row.outcome = test.options.fails ? "xfailed" : "passed";
     } else {
@@ -135,8 +134,4 @@ function titles(test: TestCase): string[] {
   const names = [test.name];
   for (let parent = test.parent; parent.type === "suite"; parent = parent.parent) names.unshift(parent.name);
   return names;
-}
-
-function clip(message: string): string {
-  return message.length > MAX_MESSAGE ? message.slice(0, MAX_MESSAGE) : message;
 }

@@ -1,4 +1,4 @@
-"""`attest fixture import|show|list|verify|download|push|pull`: bring cassettes and ctxmesh runs in, read and
+"""`attest fixture import|show|list|diff|verify|seal|download|push|pull`: bring cassettes and ctxmesh runs in, read and
 check fixtures, keep them in an object store pinned by digest."""
 
 from __future__ import annotations
@@ -146,6 +146,23 @@ def verify(paths: list[Path] = PATHS) -> int:
     return EXIT_BAD_FIXTURE if failed else EXIT_OK
 
 
+SEALED = typer.Argument(..., help="The hand-edited fixture: a name, or the path of a fixture file.")
+
+
+def seal(
+    name: str = SEALED,
+    fixtures_dir: Path | None = FIXTURES_DIR,
+) -> int:
+    """Accept a deliberate hand edit: recompute the stored hashes and the digest, print what changed.
+    Replay refuses a fixture whose digest does not match until it is sealed. Exit 0 ok; 3 a bad fixture."""
+    path = resolve(name, fixtures_dir)
+    changes = fixture_verify.seal_fixture(path)
+    for change in changes:
+        print(f"  {change}")
+    print(f"attest fixture seal: {path}: " + ("sealed" if changes else "already sealed, nothing changed"))
+    return EXIT_OK
+
+
 RUN_ID = typer.Argument(
     "", metavar="RUN_ID", show_default=False, help="The ctxmesh run id (the run's key in the store)."
 )
@@ -239,6 +256,7 @@ def register(app: typer.Typer) -> None:
     fixture_app.command("list")(list_)
     fixture_app.command("verify")(verify)
     fixture_app.command("diff")(diff)
+    fixture_app.command("seal")(seal)
     fixture_app.command("download", epilog=STORE_HELP)(download)
     fixture_app.command("push", epilog=STORE_HELP)(push)
     fixture_app.command("pull", epilog=STORE_HELP)(pull)

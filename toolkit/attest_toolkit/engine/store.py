@@ -145,7 +145,7 @@ def index_recordings(recordings: tuple[Recording, ...] | list[Recording]) -> dic
 
 
 def load(path: Path, secrets: Secrets) -> LoadedFixture:
-    doc = fx.read_fixture(path, secrets)
+    doc = fx.read_for_replay(path, secrets)
     name = doc["name"]
     items = fx.model_interactions(doc)
     served = _learn(items)

@@ -1,11 +1,11 @@
 """The steps that run inside the namespaces, in two stages, before the command.
 
 Stage one runs with the privileges the strategy gave it (root, or root of a user namespace): it
-brings loopback up, makes the private /tmp (`mounts`), then execs util-linux `setpriv` to set
-no_new_privs, clear the capability sets (the bounding set too, where it may) and, on the sudo path,
-become the invoking user again. Stage two (`--confined`) runs with what the command will have: it
-probes the network and tries the escapes (`probe`, `confine`), writes the egress record, and runs
-the command (as the namespace's process 1 when there is a PID namespace, see `init`).
+brings loopback up, makes the private /tmp and hides the outside's sockets (`mounts`), then execs
+util-linux `setpriv` to set no_new_privs, clear the capability sets (the bounding set too, where it
+may) and, on the sudo path, become the invoking user again. Stage two (`--confined`) runs with what
+the command will have: it probes the network and tries the escapes (`probe`, `confine`), writes the
+egress record, and runs the command (as the namespace's process 1 when there is a PID namespace, see `init`).
 
 Invoked as `python -c BOOT --strategy S [--probe-out F] [...] -- CMD ...`. It never returns: the
 command runs, or it prints one line and exits 3. The outer process reads F (JSON) to learn the egress
@@ -92,16 +92,38 @@ def _loopback_up(strategy: str) -> None:
             raise InnerError(f"cannot bring {LOOPBACK} up: {exc.strerror or exc}") from exc
 
 
-def _private_filesystem(args: argparse.Namespace, command: list[str]) -> str:
-    """A private /tmp (what the run names stays), no per-user runtime dirs, no engine sockets."""
-    named = [*command, *os.environ.values(), *args.setenv, sys.executable, sys.prefix, import_root()]
+def _private_filesystem(args: argparse.Namespace, command: list[str], outside: list[str]) -> str:
+    """A private /tmp (what the run names stays, the session's sockets do not), no per-user runtime
+    or screen dirs, and no socket of the outside world: engine sockets and `outside` covered."""
+    session = set(mounts.SESSION_SOCKET_VARIABLES)
+    environ = [v for k, v in os.environ.items() if k not in session]
+    setenv = [item for item in args.setenv if item.partition("=")[0] not in session]
+    named = [*command, *environ, *setenv, sys.executable, sys.prefix, import_root()]
     try:
         tmp = mounts.private_tmp(mounts.named_tmp_paths(named))
-        mounts.private_run_user()
+        mounts.private_session_dirs()
         hidden = mounts.hide_engine_sockets()
+        others = mounts.hide_sockets(outside)
     except (mounts.MountError, OSError) as exc:
         raise InnerError(f"cannot give the command a private /tmp: {exc}") from exc
-    return tmp + (f"; hidden sockets: {', '.join(hidden)}" if hidden else "")
+    return (
+        tmp
+        + (f"; hidden sockets: {', '.join(hidden)}" if hidden else "")
+        + (f"; {len(others)} other outside socket(s) hidden" if others else "")
+    )
+
+
+def _outside_sockets(fd: int | None) -> list[str]:
+    """The outer network namespace's socket paths, which the outer process wrote in the probe file
+    before it started the sandbox (this step replaces them with its outcome)."""
+    if fd is None:
+        return []
+    try:
+        doc = json.loads(os.pread(fd, 64 * 1024 * 1024, 0) or b"{}")
+    except (OSError, ValueError):
+        return []
+    sockets = doc.get("outside_sockets") if isinstance(doc, dict) else None
+    return [p for p in sockets if isinstance(p, str)] if isinstance(sockets, list) else []
 
 
 def _setpriv_options(args: argparse.Namespace) -> list[str]:
@@ -137,7 +159,8 @@ def _stage_one(args: argparse.Namespace, command: list[str], out: int | None) ->
     if args.strategy == GUARD:  # no namespace, nothing to drop: the guard is reported unverified
         _stage_two(args, command, out)
     _loopback_up(args.strategy)
-    tmp = _private_filesystem(args, command) if args.strategy in MOUNT_STRATEGIES else args.tmp
+    mounting = args.strategy in MOUNT_STRATEGIES
+    tmp = _private_filesystem(args, command, _outside_sockets(out)) if mounting else args.tmp
     argv = _confined_argv(args, command, out, tmp)
     for fd in (out, args.outer_net_fd):
         if fd is not None:
@@ -210,7 +233,7 @@ def _open_out(args: argparse.Namespace) -> int | None:
     if args.probe_out is None:
         return None
     # The outer process created the file, so it stays the invoker's even when written as root.
-    return os.open(args.probe_out, os.O_WRONLY | os.O_CLOEXEC)
+    return os.open(args.probe_out, os.O_RDWR | os.O_CLOEXEC)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -1,12 +1,15 @@
 """The command's view of the filesystem inside the sandbox: a private /tmp, hidden daemon sockets.
 
-A unix socket is a file, so it crosses network namespaces: a daemon listening on one (a tmux or
-ssh-agent socket in /tmp, the Docker socket, a user's systemd or D-Bus socket) could do for the
-command what the missing network will not. In the sandbox's own mount namespace, /tmp becomes an
-empty tmpfs into which the directories the run needs are bound back (the working directory and the
-/tmp paths named on the command line or in the environment), /run/user is replaced by empty
-directories, and known container-engine sockets are covered with /dev/null. Mounts are made with
-util-linux `mount`; the mount namespace is private (`unshare --mount`), so the host sees none of it.
+A unix socket is a file, so it crosses network namespaces: a daemon listening on one (a tmux, screen,
+ssh-agent or gpg-agent socket, X11, the D-Bus session bus, the Docker or podman socket, the systemd
+user bus) could do for the command what the missing network will not. In the sandbox's own mount
+namespace, /tmp becomes an empty tmpfs into which the directories the run needs are bound back (the
+working directory and the /tmp paths named on the command line or in the environment, but never the
+ones the session's socket variables name: `TMUX`, `SSH_AUTH_SOCK`, ...), /run/user and /run/screen are
+replaced by empty directories, and every named socket of the outer network namespace still visible
+(listed by the outer process from /proc/net/unix), like the known container-engine sockets, is
+covered with /dev/null. Mounts are made with util-linux `mount`; the mount namespace is private
+(`unshare --mount`), so the host sees none of it.
 """
 
 from __future__ import annotations
@@ -15,12 +18,31 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 TMP = "/tmp"
 RUN_USER = "/run/user"
+# Directories of per-user daemon sockets, replaced by empty ones: session buses, rootless engines,
+# gpg-agent (under /run/user), screen sessions.
+SESSION_DIRS = (RUN_USER, "/run/screen")
+# Variables that name a session's sockets: a /tmp directory they name is not bound back.
+SESSION_SOCKET_VARIABLES = (
+    "TMUX",
+    "TMUX_TMPDIR",
+    "STY",
+    "SCREENDIR",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "XDG_RUNTIME_DIR",
+)
 # Sockets that start containers or processes outside the sandbox on request.
 ENGINE_SOCKETS = (
     "/run/docker.sock",
@@ -121,22 +143,51 @@ def private_tmp(keep: Iterable[str]) -> str:
     )
 
 
-def private_run_user() -> None:
-    """Replace /run/user (per-user runtime directories: session buses, rootless engine sockets) with
-    empty directories of the same names, owners and modes."""
-    if not os.path.isdir(RUN_USER):
-        return
-    original = os.open(RUN_USER, os.O_RDONLY | os.O_DIRECTORY)
+def private_session_dirs() -> None:
+    """Replace each of SESSION_DIRS with empty directories of the same names, owners and modes."""
+    for top in SESSION_DIRS:
+        if os.path.isdir(top) and not os.path.islink(top):
+            _empty_copy(top)
+
+
+def _empty_copy(top: str) -> None:
+    original = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
     try:
         names = os.listdir(original)
-        _mount(["-t", "tmpfs", "-o", "mode=0755,nosuid,nodev", "tmpfs", RUN_USER])
+        st = os.fstat(original)
+        _mount(["-t", "tmpfs", "-o", f"mode={st.st_mode & 0o7777:o},nosuid,nodev", "tmpfs", top])
         for name in names:
-            target = os.path.join(RUN_USER, name)
+            target = os.path.join(top, name)
             with contextlib.suppress(OSError):
                 os.mkdir(target)
                 _copy_owner(original, name, target)
     finally:
         os.close(original)
+
+
+def outside_sockets(table: str) -> list[str]:
+    """The named unix sockets in `table` (the text of /proc/net/unix): every path a process of that
+    network namespace is bound to, listening or not (a datagram socket takes messages too)."""
+    paths = []
+    for line in table.splitlines()[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.append(fields[7])
+    return list(dict.fromkeys(paths))
+
+
+def hide_sockets(paths: Iterable[str]) -> list[str]:
+    """Cover each of `paths` that is a socket in this view with /dev/null; return the ones covered."""
+    hidden: list[str] = []
+    for path in dict.fromkeys(paths):
+        try:
+            is_socket = stat.S_ISSOCK(os.stat(path).st_mode)
+        except OSError:  # not here: under the private /tmp, in an emptied directory, or gone
+            continue
+        if is_socket:
+            _mount(["--bind", "/dev/null", path])
+            hidden.append(path)
+    return hidden
 
 
 def hide_engine_sockets() -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import mounts
 from .egress import ENV_GUARD, ENV_MODE, ENV_STRATEGY, GUARD_BLOCK, Egress, egress_record
 from .probe import run_probe
 from .strategy import ALREADY_ISOLATED, GUARD, NETWORKS, SandboxError, find_strategy, wrap
@@ -72,6 +73,13 @@ def isolated_argv(
     return wrapped, strategy
 
 
+def _outside_sockets() -> list[str]:
+    try:
+        return mounts.outside_sockets(Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace"))
+    except OSError:  # no /proc: nothing to list, the engine sockets and the private /tmp still hold
+        return []
+
+
 def _read_probe_out(path: Path) -> dict:
     try:
         doc = json.loads(path.read_text(encoding="utf-8") or "{}")
@@ -106,6 +114,8 @@ def run_isolated(
     with tempfile.TemporaryDirectory(prefix="attest-sandbox-") as tmp, _own_net_namespace() as outer:
         probe_out = Path(tmp) / "probe.json"
         probe_out.touch(mode=0o600)
+        # Listed here, in the outer network namespace: inside, /proc/net/unix shows only the new one.
+        probe_out.write_text(json.dumps({"outside_sockets": _outside_sockets()}), encoding="utf-8")
         wrapped, strategy = isolated_argv(
             argv, network, env=full_env, probe_out=probe_out, outer_net_fd=outer
         )

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import UsageError
 from ..normalize import redact_query
-from ..secrets import Secrets
+from ..secrets import Secrets, redact_argv
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SUFFIXES = ("_MCP_URL", "_API_URL", "_BASE_URL", "_URL", "_MCP", "_API")
@@ -81,7 +81,7 @@ def declarations(tools: Sequence[HttpTool], stdio: Mapping[str, list[str]], secr
             "upstream": stored_upstream(tool.upstream, secrets),
         }
     for name, command in stdio.items():
-        out.setdefault(name, {"transport": "stdio", "command": list(command)})
+        out.setdefault(name, {"transport": "stdio", "command": redact_argv(command, secrets)})
     return out
 
 
