@@ -113,6 +113,13 @@ class LiveForwarder:
             offered = auth[7:] if auth[:7].lower() == "bearer " else None
         return offered is not None and hmac.compare_digest(offered.encode(), key.encode())
 
+    def headers_for(self, request: web.Request, tool: bool) -> dict[str, str]:
+        """The request's headers to send on. A provider key is checked to belong to its provider
+        only, so a header carrying one never goes to a tool server."""
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        keys = [key for key in self.keys.values() if key] if tool else []
+        return {k: v for k, v in headers.items() if not any(key in v for key in keys)}
+
     async def client(self) -> aiohttp.ClientSession:
         if self._client is None or self._client.closed:
             timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=600)
@@ -142,11 +149,12 @@ class LiveForwarder:
         raw: bytes,
         on_exchange: OnExchange | None = None,
         keep_reading: bool = False,
+        tool: bool = False,
     ) -> tuple[web.StreamResponse, bytes]:
-        """`forward` to any URL (a tool server's); `path` is what the exchange records. With
-        `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
+        """`forward` to any URL (a tool server's, with `tool`); `path` is what the exchange records.
+        With `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
         reply event) does not cut the exchange short: the rest is still read and recorded."""
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        headers = self.headers_for(request, tool)
         client = await self.client()
         async with client.request(
             request.method, url, params=request.query_string or None, data=raw or None, headers=headers

@@ -92,6 +92,7 @@ class ReplayApp:
 
     def __init__(self, secrets: Secrets, env: Mapping[str, str]) -> None:
         self.secrets = secrets
+        self.env = dict(env)  # the user's: a live tool call's upstream is read from it
         self.store = FixtureStore(secrets)
         self.live = LiveForwarder(env)
         self.sessions: dict[str, Session] = {}

@@ -131,10 +131,14 @@ class ToolReplay:
 
     # --- live ----------------------------------------------------------------------------------------
 
-    @staticmethod
-    def upstream(session: Session, server: str) -> str | None:
+    def upstream(self, session: Session, server: str) -> str | None:
+        """Where a live tool call goes: the user's own value of the server's variable, as the engine's
+        environment holds it, never the fixture's stored upstream: whoever can edit a fixture must
+        not choose where the agent's requests, and the headers they carry, are sent."""
         decl = session.tool_servers.get(server) or {}
-        return decl.get("upstream") if decl.get("transport") == "http" else None
+        if decl.get("transport") != "http":
+            return None
+        return self.app.env.get(decl.get("env") or "", "").strip().rstrip("/") or None
 
     async def go_live(
         self, request: web.Request, session: Session, server: str, tail: str, raw: bytes
@@ -144,7 +148,7 @@ class ToolReplay:
             return web.json_response(
                 {"error": "attest replay: live tool calls are off for this run"}, status=400
             )
-        response, _ = await self.app.live.forward_to(request, upstream + tail, tail or "/", raw)
+        response, _ = await self.app.live.forward_to(request, upstream + tail, tail or "/", raw, tool=True)
         if not is_session_plumbing(request):
             session.counters.tool_live += 1
         return response
