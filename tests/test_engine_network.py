@@ -105,7 +105,11 @@ def _host_port(base_url: str) -> tuple[str, int]:
 
 
 def _request(path: str, body: bytes) -> h11.Request:
-    headers = [("host", "engine"), ("content-type", "application/json"), ("content-length", str(len(body)))]
+    headers = [
+        ("host", "127.0.0.1"),
+        ("content-type", "application/json"),
+        ("content-length", str(len(body))),
+    ]
     return h11.Request(method="POST", target=path, headers=headers)
 
 

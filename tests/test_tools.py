@@ -132,7 +132,7 @@ def test_a_removed_tool_recording_is_a_tool_miss_with_exit_2(tmp_path):
     assert miss in done.stderr.splitlines()
 
 
-def test_an_auto_mode_tool_miss_goes_to_the_recorded_server_and_counts_live(tmp_path):
+def test_an_auto_mode_tool_miss_goes_to_the_users_server_and_counts_live(tmp_path):
     calls_log = tmp_path / "calls.log"
     with weather_http(clean_env(WEATHER_CALLS_LOG=str(calls_log))) as url:
         with FakeUpstream(model_replies()) as upstream:
@@ -142,7 +142,7 @@ def test_an_auto_mode_tool_miss_goes_to_the_recorded_server_and_counts_live(tmp_
         doc = load(path)
         doc["channels"]["tool"] = [t for t in doc["channels"]["tool"] if t["rpc"]["method"] != "tools/call"]
         fx.write_fixture(path, doc, Secrets.of([]))
-        done = replay(tmp_path, "weather", agent(), mode="auto")
+        done = replay(tmp_path, "weather", agent(), mode="auto", WEATHER_MCP_URL=url)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == (
         "attest replay: 2 replayed · 0 live model calls · $0.00 · 2 tool calls replayed · 1 live tool calls"

@@ -30,7 +30,7 @@ from typing import IO
 import aiohttp
 from aiohttp import web
 
-from . import providers, spend
+from . import listeners, providers, spend
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder, reason_of
 from .errors import AttestError, FixtureError, UsageError
@@ -58,6 +58,7 @@ from .tools.record import ToolRecorder
 PROVIDERS = RECORDED
 _STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
 _SHUTDOWN_TIMEOUT = 5.0
+MAX_BODY = 64 * 1024 * 1024
 
 
 class CaptureFailed(AttestError):
@@ -142,20 +143,22 @@ class RecordingApp:
         self.failures: list[str] = []
         self.otlp_requests = 0
         self.credentials: set[str] = set()
-        self.base_url = ""
+        self.gate = listeners.Gate()
+        self.base_url = ""  # with the gate's secret: what the command is handed
         self.ceiling = spend.ceiling_from(env)  # --max-cost-usd: no live call once the calls reached it
         self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_BODY)
         self.tools.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
         app.on_response_prepare.append(mark_started)
         app.on_cleanup.append(lambda _app: self.live.close())
-        return app
+        return self.gate.app(app, MAX_BODY)  # only the command this run started may add to the fixture
 
     def child_env(self) -> dict[str, str]:
-        return {**proxy_env(self.base_url), **self.tools.child_env(self.base_url)}
+        own = listeners.handed_out(self.base_url, self.live.listeners_env)
+        return {**proxy_env(self.base_url), **self.tools.child_env(self.base_url), **own}
 
     def scan_secrets(self) -> Secrets:
         """The run's secrets plus the keys the command sent in its headers, for the write-time scan."""
@@ -287,12 +290,14 @@ class RecordingProxy:
         )
 
     def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
-        self.app.base_url = self.server.start(host, port, sock)
+        self.app.base_url = self.app.gate.url(self.server.start(host, port, sock))
+        listeners.started(self.app.base_url)
         return self.app.base_url
 
     def stop(self) -> None:
         """Stop, after the answers in flight are finished and recorded."""
         self.server.stop()
+        listeners.stopped(self.app.base_url)
 
     def __enter__(self) -> RecordingProxy:
         self.start()

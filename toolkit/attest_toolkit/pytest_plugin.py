@@ -306,7 +306,10 @@ class AttestPlugin:
             engine.stop()
             engine = None
         if engine is None:
-            engine = self.engines[engine_path] = EngineProcess(engine_path)
+            # With a record mode the provider variables point at the front: the engine forwards a live
+            # call to the user's own upstream, so it gets the environment as the user set it.
+            env = record.as_the_user_set_it(self._front_saved) if self.front is not None else None
+            engine = self.engines[engine_path] = EngineProcess(engine_path, env)
         return engine
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:

@@ -13,7 +13,7 @@ line saying why, and the run replays (`none`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 import pytest
 
@@ -62,9 +62,17 @@ def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
     return saved
 
 
-def restore(saved: Mapping[str, str | None]) -> None:
+def restore(saved: Mapping[str, str | None], env: MutableMapping[str, str] = os.environ) -> None:
     for key, value in saved.items():
         if value is None:
-            os.environ.pop(key, None)
+            env.pop(key, None)
         else:
-            os.environ[key] = value
+            env[key] = value
+
+
+def as_the_user_set_it(saved: Mapping[str, str | None]) -> dict[str, str]:
+    """This process's environment with what `point_at` changed given back its own values: the
+    user's upstream and key, where live calls must go (not the front the variables point at now)."""
+    env = dict(os.environ)
+    restore(saved, env)
+    return env

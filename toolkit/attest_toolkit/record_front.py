@@ -17,6 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
+from . import listeners
 from .capture import RecordingApp, capture_secrets, conclude, mark_started
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder
@@ -44,6 +45,7 @@ class RecordingFront:
         self.target: RecordingApp | str | None = None  # the running block: a recorder, or an engine session
         self._busy = 0  # calls being handled, answered or not
         self._idle = threading.Condition()
+        self.gate = listeners.Gate()
         self.server = BackgroundServer(
             self._build, "attest-record", shutdown_timeout=5.0, auto_decompress=False
         )
@@ -53,11 +55,13 @@ class RecordingFront:
         app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
         app.on_response_prepare.append(mark_started)
         app.on_cleanup.append(lambda _app: self.live.close())
-        return app
+        return self.gate.app(app, MAX_REQUEST_BYTES)  # only this run's calls are recorded or forwarded
 
     def start(self) -> dict[str, str]:
         """Start; the variables that point a process's clients at the front."""
-        env = proxy_env(self.server.start())
+        base_url = self.gate.url(self.server.start())
+        listeners.started(base_url)
+        env = {**proxy_env(base_url), **listeners.handed_out(base_url, self.env)}
         for var in KEY_VARS.values():  # the SDKs refuse to build a client without a key
             if not self.env.get(var):
                 env[var] = PLACEHOLDER_KEY
@@ -65,6 +69,7 @@ class RecordingFront:
 
     def stop(self) -> None:
         self.server.stop()
+        listeners.stopped(self.server.base_url)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         with self._idle:
@@ -88,7 +93,8 @@ class RecordingFront:
             return await target.handle(request)
         if isinstance(target, str):  # a replaying block: its session on the engine answers
             url = f"{target}/{provider}/{request.match_info['tail']}"
-            response, _ = await self.live.forward_to(request, url, request.path, await request.read())
+            raw = await request.read()
+            response, _ = await self.live.forward_to(request, url, request.path, raw, to_engine=True)
             return response
         await request.read()
         if provider == "otlp":  # traces between tests are accepted and dropped, as replay does

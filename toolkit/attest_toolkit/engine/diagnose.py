@@ -26,6 +26,8 @@ LABELS = {
     "model": "model",
 }
 SHORT = 7
+# What a request to a session id the engine does not have gets (with 403: the id is the run's secret).
+NO_SESSION = "attest replay: no such replay session (it has ended, or the URL is not this run's)"
 
 
 @dataclass(frozen=True)

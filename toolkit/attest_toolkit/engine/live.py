@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
 
+from .. import listeners
+from ..errors import UsageError
 from ..normalize import Exchange, request_content, split_sse
 from ..provider_env import KEY_VARS, user_base_url
 from ..providers import PROVIDERS, STREAM_END_RE
@@ -29,12 +31,48 @@ UPSTREAMS = {
 }
 _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
+_PREPARED = web.RequestKey("attest_live_prepared", bool)  # the answer's head has gone to the caller
 
 OnExchange = Callable[[Exchange], Awaitable[None] | None]
+
+# Every forwarded call's deadline, in seconds: to connect, and for the whole answer to arrive.
+CONNECT_TIMEOUT_VAR, CONNECT_TIMEOUT = "ATTEST_LIVE_CONNECT_TIMEOUT", 30.0
+TOTAL_TIMEOUT_VAR, TOTAL_TIMEOUT = "ATTEST_LIVE_TIMEOUT", 600.0
+
+
+class ForwardRefused(Exception):
+    """A live call not made (its upstream is one of attest's own listeners) or not finished in time.
+    `started`: the answer had begun to reach the caller."""
+
+    def __init__(self, reason: str, started: bool = False) -> None:
+        super().__init__(reason)
+        self.started = started
+
+
+def cut_off(request: web.Request) -> web.Response:
+    """End an answer that had begun: the caller sees it cut off, as it happened upstream."""
+    if request.transport is not None:
+        request.transport.close()
+    return web.Response()  # the connection is closed, so aiohttp drops this quietly
+
+
+def seconds(env: Mapping[str, str], var: str, default: float) -> float:
+    text = env.get(var, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise UsageError(f"{var} must be a number of seconds above 0, not {text!r}")
+    return value
 
 
 def reason_of(exc: BaseException) -> str:
     """A one-line reason for a network failure, without the library's repr."""
+    if isinstance(exc, ForwardRefused):
+        return str(exc)
     if isinstance(exc, aiohttp.ClientConnectorError) and exc.os_error.errno:
         return os.strerror(exc.os_error.errno).lower()  # "connection refused", not asyncio's wording
     if isinstance(exc, asyncio.TimeoutError):
@@ -95,6 +133,9 @@ class LiveForwarder:
         env = dict(os.environ if env is None else env)
         self.keys = {p: env.get(var) or None for p, var in KEY_VARS.items()}
         self.upstreams = {p: upstream_for(p, env) for p in UPSTREAMS}
+        self.connect_timeout = seconds(env, CONNECT_TIMEOUT_VAR, CONNECT_TIMEOUT)
+        self.total_timeout = seconds(env, TOTAL_TIMEOUT_VAR, TOTAL_TIMEOUT)
+        self.listeners_env = {k: v for k, v in env.items() if k == listeners.LISTENERS_VAR}
         self._client: aiohttp.ClientSession | None = None
 
     def authorized(self, provider: str, headers: Mapping[str, str]) -> bool:
@@ -113,12 +154,34 @@ class LiveForwarder:
         """The headers sent upstream: the caller's own, but for the hop-by-hop ones."""
         return {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
 
+    def headers_for(self, request: web.Request, tool: bool) -> dict[str, str]:
+        """The request's headers to send on. A provider key is checked to belong to its provider
+        only, so a header carrying one never goes to a tool server."""
+        headers = self.outgoing_headers(request)
+        keys = [key for key in self.keys.values() if key] if tool else []
+        return {k: v for k, v in headers.items() if not any(key in v for key in keys)}
+
     async def client(self) -> aiohttp.ClientSession:
         if self._client is None or self._client.closed:
             load_ca_store()  # the engine's start left it unloaded
-            timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=600)
+            timeout = aiohttp.ClientTimeout(total=self.total_timeout, sock_connect=self.connect_timeout)
             self._client = aiohttp.ClientSession(timeout=timeout, trust_env=True, auto_decompress=True)
         return self._client
+
+    def check_target(self, url: str) -> None:
+        """Refuse a forward to one of attest's own listeners: it would come round again, for ever."""
+        if listeners.ours(url, self.listeners_env):
+            raise ForwardRefused(
+                f"{listeners.origin(url)} is attest's own listener, so forwarding there would loop; set "
+                "your real upstream (ATTEST_OPENAI_UPSTREAM, ATTEST_ANTHROPIC_UPSTREAM or the tool's variable)"
+            )
+
+    def timed_out(self, exc: BaseException, url: str, started: bool) -> ForwardRefused:
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            deadline = f"could not connect within {self.connect_timeout:g} s ({CONNECT_TIMEOUT_VAR})"
+        else:
+            deadline = f"no whole answer within {self.total_timeout:g} s ({TOTAL_TIMEOUT_VAR})"
+        return ForwardRefused(f"{listeners.origin(url)}: {deadline}", started)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -133,7 +196,9 @@ class LiveForwarder:
         on_exchange: OnExchange | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """Send the request upstream and stream the answer back; returns the response and its body."""
-        return await self.forward_to(request, self.upstreams[provider].url(path), path, raw, on_exchange)
+        url = self.upstreams[provider].url(path)
+        self.check_target(url)
+        return await self.forward_to(request, url, path, raw, on_exchange)
 
     async def forward_to(
         self,
@@ -143,20 +208,49 @@ class LiveForwarder:
         raw: bytes,
         on_exchange: OnExchange | None = None,
         keep_reading: bool = False,
+        tool: bool = False,
+        to_engine: bool = False,
     ) -> tuple[web.StreamResponse, bytes]:
-        """`forward` to any URL (a tool server's); `path` is what the exchange records. With
-        `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
-        reply event) does not cut the exchange short: the rest is still read and recorded."""
-        headers = self.outgoing_headers(request)
+        """`forward` to any URL (a tool server's, with `tool`); `path` is what the exchange records.
+        With `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
+        reply event) does not cut the exchange short: the rest is still read and recorded.
+        `to_engine`: the hop to attest's own engine, which keeps the whole-answer deadline itself.
+        Raises ForwardRefused for a loop or a missed deadline."""
+        if tool:
+            self.check_target(url)
+        try:
+            return await self._forward_to(request, url, path, raw, on_exchange, keep_reading, tool, to_engine)
+        except asyncio.TimeoutError as exc:
+            raise self.timed_out(exc, url, request.get(_PREPARED, False)) from None
+
+    async def _forward_to(
+        self,
+        request: web.Request,
+        url: str,
+        path: str,
+        raw: bytes,
+        on_exchange: OnExchange | None,
+        keep_reading: bool,
+        tool: bool,
+        to_engine: bool,
+    ) -> tuple[web.StreamResponse, bytes]:
+        headers = self.headers_for(request, tool)
         client = await self.client()
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout) if to_engine else None
         async with client.request(
-            request.method, url, params=request.query_string or None, data=raw or None, headers=headers
+            request.method,
+            url,
+            params=request.query_string or None,
+            data=raw or None,
+            headers=headers,
+            **({"timeout": timeout} if timeout is not None else {}),
         ) as upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for k, v in upstream.headers.items():
                 if k.lower() not in _DROP_RESPONSE:
                     response.headers.add(k, v)
             await response.prepare(request)
+            request[_PREPARED] = True
             chunks: list[bytes] = []
             writable = True
             async for chunk in upstream.content.iter_any():

@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import last_miss
+from .. import last_miss, listeners
 from ..errors import AttestError
 from ..normalize import parse_body, request_content
 from ..normalize.rules import parse_ignore
@@ -29,9 +29,9 @@ from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
-from .diagnose import Miss
+from .diagnose import NO_SESSION, Miss
 from .fastpath import FastConnections
-from .live import LiveForwarder
+from .live import ForwardRefused, LiveForwarder, cut_off
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
 
@@ -49,6 +49,14 @@ def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
     body = error_body(provider, 400, message)
     return web.json_response(body, status=400, headers={"x-should-retry": "false"})
+
+
+def no_session(provider: str) -> web.Response:
+    """A session id that is not one of this engine's: ended, or never this run's (the id is the
+    secret that keeps a session's routes for its own run), so 403, and nothing is forwarded."""
+    response = miss_response(provider, NO_SESSION)
+    response.set_status(403)
+    return response
 
 
 def sent_of(request: web.Request, provider: str, path: str, raw: bytes) -> Sent:
@@ -83,6 +91,7 @@ class ReplayApp:
 
     def __init__(self, secrets: Secrets, env: Mapping[str, str]) -> None:
         self.secrets = secrets
+        self.env = dict(env)  # the user's: a live tool call's upstream is read from it
         self.store = FixtureStore(secrets)
         self.live = LiveForwarder(env)
         self.in_ci = last_miss.in_ci(env)
@@ -92,7 +101,8 @@ class ReplayApp:
         self.tool_routes = ToolReplay(self)
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        # The session id in every URL is the per-run secret; the gate checks the Host.
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[listeners.loopback_only])
         self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
@@ -128,6 +138,7 @@ class ReplayApp:
             if not self.live.keys.get(provider):
                 env[var] = PLACEHOLDER_KEY
         env.update(tool_env(prefix, self.sessions[sid]))
+        env.update(listeners.handed_out(self.base_url, self.env))
         return env
 
     def close(self, sid: str) -> dict[str, Any]:
@@ -142,7 +153,7 @@ class ReplayApp:
         provider = request.match_info["provider"]
         session = self.sessions.get(request.match_info["sid"])
         if session is None or provider not in PROVIDERS:
-            return miss_response(provider, "attest replay: no such replay session (it has ended)")
+            return no_session(provider)
         if provider == "otlp":
             session.counters.otlp_requests += 1
             await request.read()
@@ -237,8 +248,22 @@ class ReplayApp:
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted
             session.record_live(None)
             return web.Response()  # its connection is closed, so aiohttp drops this quietly
+        except ForwardRefused as exc:  # a loop, or a deadline missed: the test fails with this line
+            return refused(
+                request, session, exc, f"attest replay: live call {request.method} {path}", provider
+            )
         session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
         return response
+
+
+def refused(
+    request: web.Request, session: Session, exc: ForwardRefused, what: str, provider: str
+) -> web.Response:
+    """A live call that was refused or outlived its deadline: a failure of the run (never
+    not_evaluated), answered as a miss, or, once the answer had begun, by cutting it off."""
+    miss = Miss(f"{what}: {exc}", "endpoint", session.name)
+    session.record_miss(miss, not_evaluated=False)
+    return cut_off(request) if exc.started else miss_response(provider, miss.message)
 
 
 class Engine:
@@ -266,6 +291,7 @@ class Engine:
 
     def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
         self.app.base_url = self.server.start(host, port, sock)
+        listeners.started(self.base_url)
         return self.base_url
 
     def open_session(
@@ -283,6 +309,7 @@ class Engine:
 
     def stop(self) -> None:
         self.server.stop()
+        listeners.stopped(self.base_url)
 
     def __enter__(self) -> Engine:
         self.start()

@@ -16,6 +16,7 @@ from ..normalize import body_bytes, describe_components, key_of, upload_parts
 from ..normalize.rules import Rule, parse_ignore
 from ..normalize.served import Served
 from ..secrets import Secrets
+from ..tools.declare import check_declared
 from ..tools.match import ToolRecording, load_recording
 
 # Headers the engine sets itself when serving a body.
@@ -146,6 +147,7 @@ def index_recordings(recordings: tuple[Recording, ...] | list[Recording]) -> dic
 
 def load(path: Path, secrets: Secrets) -> LoadedFixture:
     doc = fx.read_for_replay(path, secrets)
+    check_declared(doc.get("tools", {}), path)
     name = doc["name"]
     items = fx.model_interactions(doc)
     served = _learn(items)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import UsageError
+from ..errors import FixtureError, UsageError
 from ..normalize import redact_query
+from ..provider_env import ALL_VARS, KEY_VARS
 from ..secrets import Secrets, redact_argv
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -21,6 +23,8 @@ _SUFFIXES = ("_MCP_URL", "_API_URL", "_BASE_URL", "_URL", "_MCP", "_API")
 # The variables a stdio wrapper reads to find the proxy (capture) or the engine (replay).
 CAPTURE_URL_VAR = "ATTEST_TOOL_CAPTURE_URL"
 REPLAY_URL_VAR = "ATTEST_TOOL_REPLAY_URL"
+# Every variable attest sets for itself (the engine, the helpers, the sandbox) is named in this space.
+OWN_PREFIX = "ATTEST_"
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,37 @@ def server_name(var: str) -> str:
     return var.lower()
 
 
+def reserved(var: str) -> bool:
+    """True for a variable capture or replay sets itself: a provider's base URL or key, the OTLP
+    endpoint, or attest's own. A tool variable naming one would let whoever wrote the fixture choose
+    where the agent's model calls, and the keys they carry, are sent. Compared without case, as some
+    settings libraries read the environment."""
+    upper = var.upper()
+    return upper.startswith(OWN_PREFIX) or upper in {v.upper() for v in (*ALL_VARS, *KEY_VARS.values())}
+
+
+def check_declared(declared: Mapping[str, dict], path: str | Path) -> None:
+    """Refuse a fixture whose tool server would re-point a variable attest sets (see `reserved`)."""
+    for name, decl in declared.items():
+        var = decl.get("env") if isinstance(decl, Mapping) else None
+        if isinstance(var, str) and reserved(var):
+            raise FixtureError(
+                f"tool server {name!r} names {var}, a variable attest sets for providers, OTLP or itself; "
+                "a fixture may not choose where model calls go",
+                path,
+            )
+
+
 def parse_tool(spec: str, env: Mapping[str, str]) -> HttpTool:
     """One `--tool VAR[=URL]`: the upstream is URL, or VAR's current value."""
     var, sep, url = spec.partition("=")
     var = var.strip()
     if not _VAR.match(var):
         raise UsageError(f"--tool {spec!r}: VAR must be an environment variable name, like WEATHER_MCP_URL")
+    if reserved(var):
+        raise UsageError(
+            f"--tool {var}: attest sets {var} itself (providers, OTLP or attest); name the tool's own variable"
+        )
     url = url.strip() if sep else env.get(var, "").strip()
     if not url:
         raise UsageError(f"--tool {var}: give its URL (--tool {var}=http://...) or set {var}")

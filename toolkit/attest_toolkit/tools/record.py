@@ -87,7 +87,13 @@ class ToolRecorder:
         on_exchange = None if plumbing else (lambda ex: self.record_http(tool.name, ex))
         try:
             response, _ = await self.live.forward_to(
-                request, tool.upstream + tail, tail or "/", raw, on_exchange, keep_reading=not plumbing
+                request,
+                tool.upstream + tail,
+                tail or "/",
+                raw,
+                on_exchange,
+                keep_reading=not plumbing,
+                tool=True,
             )
             return response
         except Exception as exc:  # the run fails with one line; the agent gets a 502

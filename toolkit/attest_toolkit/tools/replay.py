@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import aiohttp
 from aiohttp import web
 
-from ..engine.diagnose import Miss
+from ..engine.diagnose import NO_SESSION, Miss
+from ..engine.live import ForwardRefused, cut_off
 from ..normalize import parse_body
 from .declare import REPLAY_URL_VAR
 from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
@@ -50,9 +51,7 @@ class ToolReplay:
         sid, server = request.match_info["sid"], request.match_info["server"]
         session = self.app.sessions.get(sid)
         if session is None:
-            return web.json_response(
-                {"error": "attest replay: no such replay session (it has ended)"}, status=404
-            )
+            return web.json_response({"error": NO_SESSION}, status=403)
         tail = request.match_info["tail"] or ""
         raw = await request.read()
         if session.mode == "off":
@@ -79,9 +78,7 @@ class ToolReplay:
     async def handle_stdio(self, request: web.Request) -> web.Response:
         session = self.app.sessions.get(request.match_info["sid"])
         if session is None:
-            return web.json_response(
-                {"error": "attest replay: no such replay session (it has ended)"}, status=404
-            )
+            return web.json_response({"error": NO_SESSION}, status=403)
         body = parse_body(await request.read(), "application/json")
         call = call_key(request.match_info["server"], "POST", "/", "", body, self.app.secrets)
         found = session.lookup_tool(call)
@@ -131,10 +128,14 @@ class ToolReplay:
 
     # --- live ----------------------------------------------------------------------------------------
 
-    @staticmethod
-    def upstream(session: Session, server: str) -> str | None:
+    def upstream(self, session: Session, server: str) -> str | None:
+        """Where a live tool call goes: the user's own value of the server's variable, as the engine's
+        environment holds it, never the fixture's stored upstream: whoever can edit a fixture must
+        not choose where the agent's requests, and the headers they carry, are sent."""
         decl = session.tool_servers.get(server) or {}
-        return decl.get("upstream") if decl.get("transport") == "http" else None
+        if decl.get("transport") != "http":
+            return None
+        return self.app.env.get(decl.get("env") or "", "").strip().rstrip("/") or None
 
     async def go_live(
         self, request: web.Request, session: Session, server: str, tail: str, raw: bytes
@@ -144,7 +145,20 @@ class ToolReplay:
             return web.json_response(
                 {"error": "attest replay: live tool calls are off for this run"}, status=400
             )
-        response, _ = await self.app.live.forward_to(request, upstream + tail, tail or "/", raw)
+        try:
+            response, _ = await self.app.live.forward_to(
+                request, upstream + tail, tail or "/", raw, tool=True
+            )
+        except ForwardRefused as exc:  # a loop, or a deadline missed: the run fails with this line
+            miss = Miss(
+                f"attest replay: live tool call {server} {request.method} {tail or '/'}: {exc}",
+                "tool",
+                session.name,
+            )
+            session.record_miss(miss, not_evaluated=False)
+            if exc.started:
+                return cut_off(request)
+            return web.json_response({"error": miss.message}, status=502, headers={"x-should-retry": "false"})
         if not is_session_plumbing(request):
             session.counters.tool_live += 1
         return response
