@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 import re
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,6 +61,30 @@ class Entry:
 
     exchange: Exchange
     provider: str
+
+
+# --- where a cassette's fixture goes -------------------------------------------------------------
+
+CASSETTE_SUFFIXES = (".yaml", ".yml", ".json")
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_NAME = 255 - len(fx.SUFFIX)  # a file name's limit on the usual file systems
+
+
+def layout_name(cassette: PurePath) -> str:
+    """The fixture name of a cassette in pytest-recording's layout, from its path relative to the
+    project (where pytest runs): `tests/models/cassettes/test_openai/test_chat[gpt-4o].yaml` becomes
+    `tests.models.test_openai.test_chat-gpt-4o`. The `cassettes` directories are dropped, the
+    directories kept (two test modules of one name in different directories stay apart), and what a
+    fixture name cannot hold becomes `-`; a name too long for a file ends in a hash of the whole."""
+    parts = [p for p in cassette.parts if p not in ("cassettes", ".", "")]
+    if parts and parts[-1].lower().endswith(CASSETTE_SUFFIXES):
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    whole = ".".join(parts)
+    name = _NOT_IN_NAME.sub("-", whole).strip("-.")
+    if len(name) > _MAX_NAME:
+        digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:16]
+        name = f"{name[: _MAX_NAME - len(digest) - 1]}-{digest}"
+    return name or "cassette"
 
 
 # --- reading a cassette ---------------------------------------------------------------------------

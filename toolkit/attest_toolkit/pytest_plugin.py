@@ -35,6 +35,7 @@ RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp"]]]()
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
 T = TypeVar("T")
+pytest_plugins = ["attest_toolkit.pytest_vcr"]  # pytest-recording's vcr marker, on attest
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
     from .capture import RecordingApp
@@ -154,7 +155,7 @@ class ReplayHandle:
         self.engine = engine = self.plugin.engine(self.engine_path)
         plugin = self.plugin
         self.sid, env = or_fail(
-            lambda: engine.open_session([self.path], self.mode, plugin.no_live, plugin.match)
+            lambda: engine.open_session(self.fixtures(), self.mode, plugin.no_live, plugin.match)
         )
         self._saved = record.point_at(env)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
@@ -163,6 +164,10 @@ class ReplayHandle:
             from .record_front import engine_prefix
 
             plugin.front.target = engine_prefix(env)
+
+    def fixtures(self) -> list[Path]:
+        """The fixtures this replay serves."""
+        return [self.path]
 
     def stop(self) -> None:
         if self.plugin.front is not None:

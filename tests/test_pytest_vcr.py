@@ -1,0 +1,291 @@
+"""pytest-recording's interface on attest: unedited `@pytest.mark.vcr` tests, in real pytest runs with the
+official openai SDK, recording against a scripted provider on loopback and replaying offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from attest_toolkit import fixture as fx
+from attest_toolkit.importer import layout_name
+from conftest import chat_response, clean_env, scrub
+from upstream import FakeUpstream, Reply
+
+KEY = "sk-test-" + "v" * 40
+FIXTURES = Path("tests") / "attest" / "fixtures"
+
+# As a pytest-recording suite is written: a module-level client, marked tests, parametrized ids.
+TESTS = """
+import openai
+import pytest
+
+client = openai.OpenAI(max_retries=0)
+
+def ask(content):
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": content}])
+    return reply.choices[0].message.content
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("word", ["hello"])
+def test_hello(word):
+    assert ask(f"Say {word}") == "Hello!"
+
+@pytest.mark.vcr
+def test_no_call():
+    assert 1 + 1 == 2
+
+class TestChat:
+    @pytest.mark.vcr
+    def test_bye(self):
+        assert ask("Say bye") == "Bye!"
+"""
+
+# A client built inside the test, as most suites do: no front is needed to replay.
+INSIDE = """
+import openai
+import pytest
+
+@pytest.mark.vcr
+def test_hello():
+    client = openai.OpenAI(max_retries=0)
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Say hello"}])
+    assert reply.choices[0].message.content == "Hello!"
+"""
+
+
+def answer(text: str) -> Reply:
+    return Reply(body=json.dumps(chat_response(text)).encode())
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    scrub(monkeypatch)
+    monkeypatch.delenv("CI", raising=False)
+    (pytester.path / "tests").mkdir()
+    return pytester
+
+
+def fixture_file(suite: pytest.Pytester, name: str) -> Path:
+    return suite.path / FIXTURES / f"{name}{fx.SUFFIX}"
+
+
+def cassette(path: Path, content: str, reply: str) -> Path:
+    """A vcrpy cassette of one chat call, as pytest-recording writes it."""
+    request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}]}
+    interaction = {
+        "request": {
+            "body": json.dumps(request),
+            "headers": {"authorization": [f"Bearer {KEY}"]},
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(chat_response(reply))},
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}), encoding="utf-8")
+    return path
+
+
+def import_cassette(suite: pytest.Pytester, name: str, path: str) -> None:
+    """`attest fixture import --name NAME PATH`, as a user runs it from the project."""
+    argv = [sys.executable, "-m", "attest_toolkit.cli", "fixture", "import", "--name", name, path]
+    done = subprocess.run(argv, cwd=suite.path, env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_layout_names_are_valid_fixture_names_that_keep_directories_apart() -> None:
+    assert layout_name(Path("tests/models/cassettes/test_openai/test_chat[gpt-4o].yaml")) == (
+        "tests.models.test_openai.test_chat-gpt-4o"
+    )
+    assert layout_name(Path("tests/providers/cassettes/test_openai/test_chat[gpt-4o].yaml")) != (
+        layout_name(Path("tests/models/cassettes/test_openai/test_chat[gpt-4o].yaml"))
+    )
+    assert layout_name(Path("tests/cassettes/test_a/TestChat.test_x[a b-<c>].json")) == (
+        "tests.test_a.TestChat.test_x-a-b--c"
+    )
+    long = layout_name(Path("tests/cassettes/test_a/" + "x" * 400 + ".yaml"))
+    assert len(long) + len(fx.SUFFIX) <= 255
+    fx.check_name(long)
+
+
+def test_without_pytest_recording_marked_tests_record_then_replay_offline(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": TESTS})
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeUpstream([answer("Hello!"), answer("Bye!")]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = suite.runpytest_subprocess("-p", "no:recording", "--record-mode=once")
+        result.assert_outcomes(passed=3)
+        assert len(upstream.requests) == 2
+    hello = fixture_file(suite, "tests.test_chat.test_hello-hello")
+    bye = fixture_file(suite, "tests.test_chat.TestChat.test_bye")
+    assert f"attest record: 1 call recorded; wrote {hello}" in result.outlines
+    assert f"attest record: 1 call recorded; wrote {bye}" in result.outlines
+    assert sorted(p.name for p in (suite.path / FIXTURES).iterdir()) == sorted([hello.name, bye.name])
+    assert fx.read_fixture(hello)["source"]["test"] == "tests/test_chat.py::test_hello[hello]"
+    assert KEY not in hello.read_text()
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ATTEST_OPENAI_UPSTREAM")
+    monkeypatch.setenv("CI", "1")  # strict replay, no key: a module-level client still reaches attest
+    replay = suite.runpytest_subprocess("-p", "no:recording", "--record-mode=none")
+    replay.assert_outcomes(passed=3)
+    assert "attest replay: 2 replayed · 0 live model calls · $0.00" in replay.outlines
+
+
+def test_a_changed_request_fails_with_the_miss_and_a_marked_test_without_calls_needs_no_fixture(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": INSIDE.replace("Say hello", "Say hello again")})
+    suite.makepyfile(
+        **{"tests/test_other": "import pytest\n\n@pytest.mark.vcr\ndef test_none():\n    pass\n"}
+    )
+    cassette(suite.path / "tests/cassettes/test_chat/test_hello.yaml", "Say hello", "Hello!")
+    import_cassette(suite, "tests.test_chat.test_hello", "tests/cassettes/test_chat/test_hello.yaml")
+    monkeypatch.setenv("CI", "1")
+    result = suite.runpytest_subprocess("-p", "no:recording", "-q")
+    result.assert_outcomes(passed=1, failed=1)
+    assert any("replay miss: messages changed" in line for line in result.outlines)
+    assert not (suite.path / FIXTURES / "tests.test_other.test_none.attest.json").exists()
+
+
+@pytest.mark.parametrize("opt_in", ["--attest-vcr", "ini"])
+def test_with_pytest_recording_installed_the_opt_in_replays_an_imported_cassette(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, opt_in: str
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": INSIDE})
+    cassette(suite.path / "tests/cassettes/test_chat/test_hello.yaml", "Say another thing", "Hello!")
+    cassette(suite.path / "elsewhere/test_hello.yaml", "Say hello", "Hello!")
+    import_cassette(suite, "tests.test_chat.test_hello", "elsewhere/test_hello.yaml")
+    monkeypatch.setenv("CI", "1")
+    args = ["--attest-vcr"] if opt_in == "--attest-vcr" else []
+    if opt_in == "ini":
+        suite.makeini("[pytest]\nattest_vcr = true\n")
+    result = suite.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=1)  # pytest-recording's cassette, which no longer matches, is not read
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+
+    if opt_in == "ini":
+        return
+    vcrpy = suite.runpytest_subprocess()  # without the opt-in, pytest-recording plays its cassette
+    vcrpy.assert_outcomes(failed=1)
+    assert not any("attest replay:" in line for line in vcrpy.outlines)
+
+
+def test_marker_cassette_names_join_the_replay(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(
+        **{"tests/test_chat": INSIDE.replace("@pytest.mark.vcr", '@pytest.mark.vcr("shared.yaml")')}
+    )
+    cassette(suite.path / "tests/cassettes/test_chat/shared.yaml", "Say hello", "Hello!")
+    import_cassette(suite, "tests.test_chat.shared", "tests/cassettes/test_chat/shared.yaml")
+    monkeypatch.setenv("CI", "1")
+    result = suite.runpytest_subprocess("-p", "no:recording")
+    result.assert_outcomes(passed=1)
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+
+
+def test_each_vcr_config_key_not_honoured_is_named_once(suite: pytest.Pytester) -> None:
+    suite.makeconftest(
+        """
+import pytest
+
+@pytest.fixture
+def vcr_config():
+    return {
+        "filter_headers": ["authorization"],
+        "ignore_localhost": True,
+        "decode_compressed_response": True,
+        "match_on": ["method", "uri"],
+        "before_record_request": lambda request: request,
+    }
+
+def pytest_recording_configure(config, vcr):
+    raise AssertionError("attest does not build a VCR")
+"""
+    )
+    suite.makepyfile(
+        **{
+            "tests/test_two": "import pytest\n\n@pytest.mark.vcr\ndef test_a():\n    pass\n\n"
+            "@pytest.mark.vcr\ndef test_b():\n    pass\n"
+        }
+    )
+    result = suite.runpytest_subprocess("-p", "no:recording")
+    result.assert_outcomes(passed=2)
+    named = [line for line in result.outlines if line.startswith("attest vcr: vcr_config key")]
+    assert len(named) == 2
+    assert named[0].startswith(
+        "attest vcr: vcr_config key 'match_on' not honoured: attest matches the request body"
+    )
+    assert (
+        named[1] == "attest vcr: vcr_config key 'before_record_request' not honoured: not supported by attest"
+    )
+
+
+def test_block_network_refuses_all_but_loopback_while_a_test_replays(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        **{
+            "tests/test_net": """
+import socket
+import pytest
+
+def test_outside():
+    with pytest.raises(OSError, match="attest vcr: --block-network: connection to 192.0.2.1 blocked"):
+        socket.create_connection(("192.0.2.1", 9), timeout=1)
+
+def test_loopback():
+    server = socket.create_server(("127.0.0.1", 0))
+    with socket.create_connection(server.getsockname(), timeout=5):
+        pass
+    server.close()
+"""
+        }
+    )
+    result = suite.runpytest_subprocess("-p", "no:recording", "--block-network")
+    result.assert_outcomes(passed=2)
+
+
+def test_record_mode_on_the_command_line_records_in_ci_and_from_addopts_does_not(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": INSIDE})
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("CI", "1")
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        monkeypatch.setenv("PYTEST_ADDOPTS", "--record-mode=once")
+        refused = suite.runpytest_subprocess("-p", "no:recording")
+        refused.assert_outcomes(failed=1)
+        assert len(upstream.requests) == 0
+        monkeypatch.delenv("PYTEST_ADDOPTS")
+        recorded = suite.runpytest_subprocess("-p", "no:recording", "--record-mode=new_episodes")
+        recorded.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+    assert fixture_file(suite, "tests.test_chat.test_hello").exists()
+
+
+def test_help_lists_pytest_recordings_options_only_when_it_is_not_loaded(tmp_path: Path) -> None:
+    def options(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", *args, "--help"],
+            cwd=tmp_path,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    assert "--attest-vcr" in options()
+    assert "As --attest-record." in options("-p", "no:recording")
+    assert "As --attest-record." not in options()
