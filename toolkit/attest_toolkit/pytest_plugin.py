@@ -24,8 +24,9 @@ from . import report as reports
 from .engine.client import EngineProcess
 from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
-from .fixture import DEFAULT_DIR, fixture_path
+from .fixture import DEFAULT_DIR, fixture_path, name_of
 from .report import TOOL_COUNTS
+from .rerecord import fitted
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
@@ -339,6 +340,8 @@ class AttestPlugin:
         if not replays:
             return
         facts = self.facts(replays, call)
+        if "miss" in facts:
+            facts["miss"]["message"] = self.fitted_hint(facts["miss"], replays, item.nodeid)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
         if item.stash.get(RECORDINGS, None):
@@ -389,6 +392,11 @@ class AttestPlugin:
                 facts["miss"]["location"] = location
         return facts
 
+    def fitted_hint(self, miss: dict[str, Any], replays: list[dict[str, Any]], nodeid: str) -> str:
+        """The miss line with the re-record command that fits its fixture (see `rerecord`)."""
+        paths = [self.rootpath / r["fixture"] for r in replays if name_of(r["fixture"]) == miss["fixture"]]
+        return fitted(miss["message"], paths[0] if paths else None, nodeid)
+
     def miss_location(self, call: pytest.CallInfo) -> dict[str, Any] | None:
         """Where the agent's call was made: the innermost traceback frame in the repository's own code."""
         if call.excinfo is None:
@@ -409,7 +417,8 @@ class AttestPlugin:
         if self.guard and facts["live"]:
             self.fail(report, "attest egress guard: a live model call was recorded while blocking")
         elif miss and (not miss["not_evaluated"] or self.strict):
-            self.fail(report, miss["message"])
+            refused = f"\n{self.record_refusal}" if self.record_refusal else ""  # the header is not enough
+            self.fail(report, miss["message"] + refused)
         elif miss:
             report.outcome = "skipped"
             path, line, _ = report.location
