@@ -73,10 +73,10 @@ def fixture_file(suite: pytest.Pytester, name: str) -> Path:
     return suite.path / FIXTURES / f"{name}{fx.SUFFIX}"
 
 
-def cassette(path: Path, content: str, reply: str) -> Path:
-    """A vcrpy cassette of one chat call, as pytest-recording writes it."""
+def chat(content: str, reply: str) -> dict:
+    """One chat call as vcrpy records it."""
     request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}]}
-    interaction = {
+    return {
         "request": {
             "body": json.dumps(request),
             "headers": {"authorization": [f"Bearer {KEY}"]},
@@ -89,8 +89,23 @@ def cassette(path: Path, content: str, reply: str) -> Path:
             "body": {"string": json.dumps(chat_response(reply))},
         },
     }
+
+
+IMAGE = {  # a library fetching an image URL to sniff its type: not a model call
+    "request": {"body": None, "headers": {}, "method": "GET", "uri": "https://example.com/cat.png"},
+    "response": {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"Content-Type": ["image/png"]},
+        "body": {"string": "png"},
+    },
+}
+
+
+def cassette(path: Path, content: str, reply: str, *extra: dict) -> Path:
+    """A vcrpy cassette of one chat call (and `extra` interactions), as pytest-recording writes it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}), encoding="utf-8")
+    interactions = [chat(content, reply), *extra]
+    path.write_text(yaml.safe_dump({"interactions": interactions, "version": 1}), encoding="utf-8")
     return path
 
 
@@ -154,7 +169,9 @@ def test_a_changed_request_fails_with_the_miss_and_a_marked_test_without_calls_n
     monkeypatch.setenv("CI", "1")
     result = suite.runpytest_subprocess("-p", "no:recording", "-q")
     result.assert_outcomes(passed=1, failed=1)
-    assert any("replay miss: messages changed" in line for line in result.outlines)
+    (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
+    assert failed.startswith("FAILED tests/test_chat.py::test_hello - replay miss: messages changed (hash ")
+    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_chat.py::test_hello`")
     assert not (suite.path / FIXTURES / "tests.test_other.test_none.attest.json").exists()
 
 
@@ -179,6 +196,22 @@ def test_with_pytest_recording_installed_the_opt_in_replays_an_imported_cassette
     vcrpy = suite.runpytest_subprocess()  # without the opt-in, pytest-recording plays its cassette
     vcrpy.assert_outcomes(failed=1)
     assert not any("attest replay:" in line for line in vcrpy.outlines)
+
+
+def test_a_marked_test_without_a_fixture_that_calls_fails_with_a_miss_never_live(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": INSIDE})
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("CI", "1")
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = suite.runpytest_subprocess("-p", "no:recording", "-q")
+        result.assert_outcomes(failed=1)
+        assert upstream.requests == []
+    (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
+    assert failed.startswith("FAILED tests/test_chat.py::test_hello - replay miss: ")
+    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_chat.py::test_hello`")
 
 
 def test_marker_cassette_names_join_the_replay(
@@ -289,3 +322,77 @@ def test_help_lists_pytest_recordings_options_only_when_it_is_not_loaded(tmp_pat
     assert "--attest-vcr" in options()
     assert "As --attest-record." in options("-p", "no:recording")
     assert "As --attest-record." not in options()
+
+
+def attest_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "attest_toolkit.cli", *args]
+    return subprocess.run(argv, cwd=cwd, env=clean_env(CI="1"), capture_output=True, text=True, timeout=300)
+
+
+def test_a_tree_of_cassettes_imports_in_one_go_and_the_unedited_suite_replays_it(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tests = suite.path / "tests"
+    suite.makepyfile(
+        **{
+            "tests/models/test_chat": INSIDE.replace(
+                "@pytest.mark.vcr", "@pytest.mark.vcr\n@pytest.mark.parametrize('n', [1])"
+            ).replace("def test_hello():", "def test_hello(n):")
+        }
+    )
+    cassette(tests / "models/cassettes/test_chat/test_hello[1].yaml", "Say hello", "Hello!", IMAGE)
+    cassette(tests / "models/cassettes/test_chat/test_other.yaml", "Say other", "Other!")
+    only_image = tests / "cassettes/test_img/test_fetch.yaml"
+    only_image.parent.mkdir(parents=True)
+    only_image.write_text(yaml.safe_dump({"interactions": [IMAGE], "version": 1}), encoding="utf-8")
+    (tests / "cassettes/test_img/broken.yaml").write_text("interactions:\n- request: [\n", encoding="utf-8")
+    (tests / "data").mkdir()
+    (tests / "data/config.json").write_text("{}", encoding="utf-8")  # not in a cassettes directory
+
+    done = attest_cli(suite.path, "fixture", "import", "--tree", "tests")
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stderr.splitlines()[-1]
+        == "attest fixture import: 2 imported, 2 skipped, of 4 cassettes under tests"
+    )
+    broken, *rest = done.stdout.splitlines()
+    assert broken.startswith(
+        "skipped   tests/cassettes/test_img/broken.yaml: not valid YAML (line 3, column 1: "
+    )
+    assert rest == [
+        "skipped   tests/cassettes/test_img/test_fetch.yaml: no interactions with a model provider (only example.com); "
+        "nothing to import",
+        "imported  tests/models/cassettes/test_chat/test_hello[1].yaml → tests.models.test_chat.test_hello-1 "
+        "(1 interaction; left out, not a model provider: example.com (1))",
+        "imported  tests/models/cassettes/test_chat/test_other.yaml → tests.models.test_chat.test_other "
+        "(1 interaction)",
+    ]
+    hello = fx.read_fixture(fixture_file(suite, "tests.models.test_chat.test_hello-1"))
+    assert [i["provider"] for i in fx.model_interactions(hello)] == ["openai"]
+
+    again = attest_cli(suite.path, "fixture", "import", "--tree", "tests")
+    assert "fixture exists; pass --force to overwrite it" in again.stdout
+
+    monkeypatch.setenv("CI", "1")
+    result = suite.runpytest_subprocess("-p", "no:recording")
+    result.assert_outcomes(passed=1)
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--tree", "tests", "--name", "x"], "--tree names each fixture after its cassette: drop --name"),
+        (
+            ["--name", "x"],
+            "name the fixture (--name) and its cassettes, or import a directory with --tree DIR",
+        ),
+        (["--tree", "nowhere"], "nowhere: not a directory of cassettes"),
+    ],
+)
+def test_tree_usage_errors_are_one_line_exit_3(tmp_path: Path, args: list[str], problem: str) -> None:
+    (tmp_path / "tests").mkdir()
+    done = attest_cli(tmp_path, "fixture", "import", *args)
+    assert done.returncode == 3
+    assert done.stderr.strip() == f"attest: {problem}" or done.stderr.strip().startswith(f"attest: {problem}")
+    assert "Traceback" not in done.stderr
