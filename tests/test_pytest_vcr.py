@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -198,14 +200,21 @@ def test_with_pytest_recording_installed_the_opt_in_replays_an_imported_cassette
     assert not any("attest replay:" in line for line in vcrpy.outlines)
 
 
-def test_a_marked_test_without_a_fixture_that_calls_fails_with_a_miss_never_live(
-    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextmanager
+def keyed_ci_run(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
+    """The suite with a test that calls, a key, CI set, and a provider on loopback that would answer."""
     suite.makepyfile(**{"tests/test_chat": INSIDE})
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("CI", "1")
     with FakeUpstream([answer("Hello!")]) as upstream:
         monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        yield upstream
+
+
+def test_a_marked_test_without_a_fixture_that_calls_fails_with_a_miss_never_live(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with keyed_ci_run(suite, monkeypatch) as upstream:
         result = suite.runpytest_subprocess("-p", "no:recording", "-q")
         result.assert_outcomes(failed=1)
         assert upstream.requests == []
@@ -291,11 +300,7 @@ def test_loopback():
 def test_record_mode_on_the_command_line_records_in_ci_and_from_addopts_does_not(
     suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite.makepyfile(**{"tests/test_chat": INSIDE})
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("CI", "1")
-    with FakeUpstream([answer("Hello!")]) as upstream:
-        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+    with keyed_ci_run(suite, monkeypatch) as upstream:
         monkeypatch.setenv("PYTEST_ADDOPTS", "--record-mode=once")
         refused = suite.runpytest_subprocess("-p", "no:recording")
         refused.assert_outcomes(failed=1)
