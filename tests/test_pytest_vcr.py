@@ -377,6 +377,12 @@ def test_a_tree_of_cassettes_imports_in_one_go_and_the_unedited_suite_replays_it
 
     again = attest_cli(suite.path, "fixture", "import", "--tree", "tests")
     assert "fixture exists; pass --force to overwrite it" in again.stdout
+    one_module = attest_cli(
+        suite.path, "fixture", "import", "--tree", "tests/models/cassettes/test_chat", "--force"
+    )
+    assert one_module.stderr.splitlines()[-1] == (
+        "attest fixture import: 2 imported, 0 skipped, of 2 cassettes under tests/models/cassettes/test_chat"
+    )
 
     monkeypatch.setenv("CI", "1")
     result = suite.runpytest_subprocess("-p", "no:recording")

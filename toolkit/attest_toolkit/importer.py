@@ -437,11 +437,13 @@ class TreeRow:
 
 
 def cassettes_under(tree: Path) -> list[Path]:
-    """Every YAML or JSON file in a `cassettes` directory at or under `tree` (pytest-recording's layout)."""
+    """Every YAML or JSON file in a `cassettes` directory at, above or under `tree` (pytest-recording's
+    layout: `tests/cassettes/test_chat/test_hello.yaml`; `tree` may be any of those directories)."""
+    inside = "cassettes" in tree.resolve().parts
     found = []
     for path in sorted(tree.rglob("*")):
-        folders = (tree.name, *path.relative_to(tree).parts[:-1])
-        if path.suffix.lower() in CASSETTE_SUFFIXES and "cassettes" in folders and path.is_file():
+        folders = path.relative_to(tree).parts[:-1]
+        if path.suffix.lower() in CASSETTE_SUFFIXES and (inside or "cassettes" in folders) and path.is_file():
             found.append(path)
     return found
 
