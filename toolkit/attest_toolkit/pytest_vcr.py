@@ -39,6 +39,7 @@ from .importer import layout_name
 from .pytest_plugin import PLUGIN, RECORDINGS, AttestPlugin, ReplayHandle, or_fail
 
 RECORDING = "recording"  # pytest-recording's plugin name
+PYTEST_VCR = "vcr"  # pytest-vcr's, which has a `vcr` fixture and marker of its own
 VCR_RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 TO_ATTEST = {"none": "none", "once": "once", "new_episodes": "new", "all": "all", "rewrite": "all"}
 # Keys with nothing to do on attest fixtures: how vcrpy stores a cassette, or options this module reads.
@@ -102,8 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Runs before attest's own configure, so `--record-mode` is the record mode it resolves."""
     loaded = recording_loads(config.pluginmanager)
     opted_in = bool(config.getoption("attest_vcr") or config.getini("attest_vcr"))
-    if loaded and not opted_in:
-        return
+    if (loaded or config.pluginmanager.has_plugin(PYTEST_VCR)) and not opted_in:
+        return  # their `vcr` fixture and marker stay theirs
     if loaded:
         config.pluginmanager.unregister(name=RECORDING)
     for line in (
