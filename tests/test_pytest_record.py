@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import textwrap
 
@@ -185,3 +186,70 @@ def test_refresh_of_a_fixture_a_test_recorded_re_runs_that_test(suite, monkeypat
         assert len(upstream.requests) == 2  # the test's one call still matched: replayed, not paid for
         assert "1 replayed, 0 recorded live;" in partial.stdout
         assert (suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json").read_bytes() == before
+
+
+SHARED = """
+import agent
+
+def test_hello(attest_replay):
+    with attest_replay("shared"):
+        assert agent.ask("Say hello") == "Hello!"
+
+def test_bye(attest_replay):
+    with attest_replay("shared"):
+        assert agent.ask("Say bye") == "Bye!"
+"""
+
+
+def placeholders(interaction: dict) -> set[str]:
+    return set(re.findall(r"\{\{id_[0-9]+\}\}", json.dumps(interaction)))
+
+
+def test_new_keeps_another_tests_recordings_and_continues_the_numbering(suite, monkeypatch):
+    suite.makepyfile(test_agent=SHARED)
+    path = suite.path / "tests" / "attest" / "fixtures" / "shared.attest.json"
+    bye = Reply(body=json.dumps(chat_response("Bye!", ident="chatcmpl-" + "Zz9" * 10)).encode())
+    with FakeUpstream([answer("Hello!"), bye]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once", "-k", "hello").assert_outcomes(passed=1)
+        (hello,) = fx.model_interactions(fixture_of(suite, "shared"))
+        result = run(suite, upstream, monkeypatch, "--attest-record=new", "-k", "bye")
+        result.assert_outcomes(passed=1, deselected=1)
+        assert f"attest record: 0 replayed, 1 recorded live; wrote {path}" in result.outlines
+        assert len(upstream.requests) == 2
+    first, second = fx.model_interactions(fixture_of(suite, "shared"))
+    assert first == hello  # test_hello's recording is kept, where it was, byte for byte
+    assert textwrap.indent(json.dumps(hello, indent=2, sort_keys=True), " " * 6) in path.read_text()
+    assert second["request"]["json"]["messages"][0]["content"] == "Say bye"
+    assert placeholders(first) == {"{{id_1}}"} and placeholders(second) == {"{{id_2}}"}
+
+    before = path.read_bytes()
+    with FakeUpstream([]) as upstream:  # nothing misses: nothing goes live and the file is left alone
+        again = run(suite, upstream, monkeypatch, "--attest-record=new")
+        again.assert_outcomes(passed=2)
+        assert upstream.requests == []
+    assert f"attest record: 1 replayed, 0 recorded live; {path} unchanged" in again.outlines
+    assert path.read_bytes() == before
+
+
+def test_in_ci_a_refused_record_mode_is_in_the_failure_and_the_hint_re_runs_the_test(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+    suite.makepyfile(test_agent=TESTS.replace("Say hello", "Say hello again"))
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("ATTEST_RECORD", "new")
+    with FakeUpstream([]) as upstream:
+        refused = run(suite, upstream, monkeypatch, "-q")
+        refused.assert_outcomes(failed=1)
+        assert upstream.requests == []
+    summary = [line for line in refused.outlines if line.startswith("FAILED ")]
+    assert summary == [
+        "FAILED test_agent.py::test_hello - replay miss: messages changed (hash "
+        + summary[0].split("(hash ", 1)[1].split(")", 1)[0]
+        + "); re-record with `pytest --attest-record=new test_agent.py::test_hello`"
+    ]
+    refusal = (
+        "attest record: not recording: CI is set and the record mode came from ATTEST_RECORD=new; "
+        "pass --attest-record=new on the pytest command line to record in CI (replaying instead)"
+    )
+    failures = next(i for i, line in enumerate(refused.outlines) if "FAILURES" in line)
+    assert refusal in refused.outlines[failures:]  # in the test's failure, not only in the header

@@ -272,6 +272,17 @@ def test_fixture_changes_added_removed_and_unchanged() -> None:
     assert [r["change"] for r in dropped["interactions"]] == ["removed"]
 
 
+def test_fixture_changes_compare_responses_modulo_placeholder_numbers() -> None:
+    base = doc(interaction(user="a", answer="{{id_1}} at {{ts_1}}"), interaction(user="b", answer="{{id_2}}"))
+    renumbered = doc(interaction(user="b", answer="{{id_1}}"))  # b re-recorded alone: its id is the first
+    assert [r["change"] for r in fixture_changes(base, renumbered, "x")["interactions"]] == ["removed"]
+    other = doc(
+        interaction(user="a", answer="{{id_1}} at {{ts_1}}"), interaction(user="b", answer="{{ts_2}}")
+    )
+    (row,) = fixture_changes(base, other, "x")["interactions"]
+    assert row["response_changed"] is True  # another kind of value is a change, whatever its number
+
+
 def test_fixture_changes_render_as_a_table() -> None:
     change = fixture_changes(doc(interaction()), doc(interaction(model="gpt-5.4")), "inc-1042")
     text = render(make_report(), "markdown", fixture_changes=[change])

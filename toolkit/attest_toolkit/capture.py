@@ -166,7 +166,7 @@ class RecordingApp:
 
     def model_channel(self) -> list[Interaction]:
         """The fixture's model calls: what was recorded, or for a partial refresh every call in order."""
-        return self.base.entries if self.base is not None else self.interactions
+        return self.base.channel(self.interactions) if self.base is not None else self.interactions
 
     def count_line(self) -> str:
         line = f"attest capture: {counted(len(self.interactions), 'call')} recorded"
@@ -428,7 +428,7 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
     dropped = (
         f", {counted(app.base.dropped, 'unused recording')} dropped" if app.base and app.base.dropped else ""
     )
-    if unchanged(path, doc):
+    if unchanged(path, doc) or (app.base is not None and not app.interactions and not app.base.dropped):
         app.progress.finish(f"{app.count_line()}{dropped}; {path} unchanged")
         return captured
     try:

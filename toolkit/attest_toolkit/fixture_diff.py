@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,9 +61,15 @@ def _request_key(interaction: Interaction) -> tuple:
     return (interaction["method"], interaction["path"], *(hashes[c] for c in COMPONENTS))
 
 
+# A placeholder's number says where in the fixture its value first appeared, not what it is: a call
+# appended after others (`--attest-record=new`) or re-recorded alone numbers the same value differently.
+_PLACEHOLDER_NUMBER = re.compile(r"\{\{([a-z]+)_[0-9]+\}\}")
+
+
 def _response_key(interaction: Interaction) -> str:
     response = interaction["response"]
-    return json.dumps([response["status"], response["body"]], sort_keys=True)
+    text = json.dumps([response["status"], response["body"]], sort_keys=True)
+    return _PLACEHOLDER_NUMBER.sub(r"{{\1_N}}", text)
 
 
 def _rows(base: list[Interaction], head: list[Interaction]) -> list[dict[str, Any]]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,14 +54,41 @@ class Imported:
     path: Path
     interactions: int
     cassettes: int
+    left_out: dict[str, int] = field(default_factory=dict)  # host -> interactions with it not imported
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One cassette interaction as a wire exchange, and the provider it was sent to."""
+    """One cassette interaction as a wire exchange, and the provider it was sent to (None: a host
+    that is not a model provider attest replays, such as an image the library fetched)."""
 
     exchange: Exchange
-    provider: str
+    provider: str | None
+    host: str
+
+
+# --- where a cassette's fixture goes -------------------------------------------------------------
+
+CASSETTE_SUFFIXES = (".yaml", ".yml", ".json")
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_NAME = 255 - len(fx.SUFFIX)  # a file name's limit on the usual file systems
+
+
+def layout_name(cassette: PurePath) -> str:
+    """The fixture name of a cassette in pytest-recording's layout, from its path relative to the
+    project (where pytest runs): `tests/models/cassettes/test_openai/test_chat[gpt-4o].yaml` becomes
+    `tests.models.test_openai.test_chat-gpt-4o`. The `cassettes` directories are dropped, the
+    directories kept (two test modules of one name in different directories stay apart), and what a
+    fixture name cannot hold becomes `-`; a name too long for a file ends in a hash of the whole."""
+    parts = [p for p in cassette.parts if p not in ("cassettes", ".", "")]
+    if parts and parts[-1].lower().endswith(CASSETTE_SUFFIXES):
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    whole = ".".join(parts)
+    name = _NOT_IN_NAME.sub("-", whole).strip("-.")
+    if len(name) > _MAX_NAME:
+        digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:16]
+        name = f"{name[: _MAX_NAME - len(digest) - 1]}-{digest}"
+    return name or "cassette"
 
 
 # --- reading a cassette ---------------------------------------------------------------------------
@@ -264,9 +293,21 @@ def decode_body(raw: bytes, content_encoding: str) -> bytes:
     return raw
 
 
-def provider_of(host: str, path: str) -> str:
-    """The provider by host (api.openai.com, *.openai.azure.com, api.anthropic.com), else by path."""
-    return provider_for(path, host)
+_OPENAI_HOST = re.compile(r"(?:[a-z0-9-]+\.)*(?:openai\.com|openai\.azure\.com)\.?", re.IGNORECASE)
+_ANTHROPIC_HOST = re.compile(r"(?:[a-z0-9-]+\.)*anthropic\.com\.?", re.IGNORECASE)
+_LOOPBACK = re.compile(r"localhost|127(?:\.[0-9]+){3}|\[?::1\]?", re.IGNORECASE)
+
+
+def provider_of(host: str, path: str) -> str | None:
+    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's; by path for a
+    proxy or gateway on loopback; None for any other host, which is not a provider attest replays."""
+    if _OPENAI_HOST.fullmatch(host):
+        return "openai"
+    if _ANTHROPIC_HOST.fullmatch(host):
+        return "anthropic"
+    if _LOOPBACK.fullmatch(host):
+        return provider_for(path)
+    return None
 
 
 _SSE_START = re.compile(rb"\s*(?:event|data|id|retry)?:")
@@ -303,7 +344,7 @@ def exchange_of(interaction: Any) -> Entry:
         response_headers=headers,
         response_body=body,
     )
-    return Entry(exchange, provider_of(parts.hostname, exchange.path))
+    return Entry(exchange, provider_of(parts.hostname, exchange.path), parts.hostname)
 
 
 def entries_of(path: str | Path) -> list[Entry]:
@@ -323,22 +364,29 @@ def entries_of(path: str | Path) -> list[Entry]:
 def build_fixture(
     name: str,
     cassettes: Sequence[str | Path],
+    entries: Sequence[Entry],
     secrets: Secrets,
     root: Path,
     progress: Progress | None = None,
 ) -> fx.Fixture:
-    """One fixture from several cassettes, in order, through one Templater so ids stay consistent.
+    """One fixture from the cassettes' `entries`, in order, through one Templater so ids stay
+    consistent; entries with hosts that are not providers are left out (see `left_out`).
     `source.imported_from` names the cassettes relative to `root` (the repository)."""
-    entries = [entry for cassette in cassettes for entry in entries_of(cassette)]
+    kept = [(entry.exchange, entry.provider) for entry in entries if entry.provider is not None]
     templater = Templater(secrets)
     interactions = []
-    for done, entry in enumerate(entries, start=1):
-        interactions.append(templater.record(entry.exchange, entry.provider))
+    for done, (exchange, provider) in enumerate(kept, start=1):
+        interactions.append(templater.record(exchange, provider))
         if progress is not None:
-            progress(done, len(entries))
+            progress(done, len(kept))
     shown = ", ".join(relative_to_root(c, root) for c in cassettes)
     source = {**fx.new_source([]), "imported_from": shown}
     return fx.new_fixture(name, source, interactions)
+
+
+def left_out(entries: Sequence[Entry]) -> dict[str, int]:
+    """Interactions with hosts that are not model providers, by host: not imported."""
+    return dict(sorted(Counter(e.host for e in entries if e.provider is None).items()))
 
 
 def import_cassettes(
@@ -357,9 +405,92 @@ def import_cassettes(
     if target.exists() and not force:
         raise UsageError("fixture exists; pass --force to overwrite it", target)
     secrets = secrets if secrets is not None else environment_secrets()
-    doc = build_fixture(name, cassettes, secrets, fixtures_root(target.parent), progress)
+    entries = [entry for cassette in cassettes for entry in entries_of(cassette)]
+    doc = build_fixture(name, cassettes, entries, secrets, fixtures_root(target.parent), progress)
     count = len(fx.model_interactions(doc))
+    others = left_out(entries)
+    if count == 0 and others:
+        hosts = ", ".join(others)
+        raise UsageError(
+            f"no interactions with a model provider (only {hosts}); nothing to import", cassettes[0]
+        )
     if count == 0:
         raise UsageError("the cassettes hold no interactions; nothing to import", cassettes[0])
     fx.write_fixture(target, doc, secrets)
-    return Imported(target, count, len(cassettes))
+    return Imported(target, count, len(cassettes), others)
+
+
+# --- a whole tree of cassettes --------------------------------------------------------------------
+
+# Called before each cassette of a tree with (done, total, the cassette as shown).
+TreeProgress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """One cassette of a tree: imported (as `imported`) or skipped (and `skipped` says why)."""
+
+    cassette: str
+    name: str | None
+    imported: Imported | None = None
+    skipped: str | None = None
+
+
+def cassettes_under(tree: Path) -> list[Path]:
+    """Every YAML or JSON file in a `cassettes` directory at, above or under `tree` (pytest-recording's
+    layout: `tests/cassettes/test_chat/test_hello.yaml`; `tree` may be any of those directories)."""
+    inside = "cassettes" in tree.resolve().parts
+    found = []
+    for path in sorted(tree.rglob("*")):
+        folders = path.relative_to(tree).parts[:-1]
+        if path.suffix.lower() in CASSETTE_SUFFIXES and (inside or "cassettes" in folders) and path.is_file():
+            found.append(path)
+    return found
+
+
+def import_tree(
+    tree: str | Path,
+    fixtures_dir: str | Path | None = None,
+    *,
+    base: Path | None = None,
+    force: bool = False,
+    secrets: Secrets | None = None,
+    progress: TreeProgress | None = None,
+) -> list[TreeRow]:
+    """Import each cassette under `tree` into its own fixture, named by its path relative to `base`
+    (the directory pytest runs in, by default the current one) as the vcr marker looks it up
+    (`layout_name`). A cassette that cannot be imported is skipped, with why, and the rest go on."""
+    tree = Path(tree)
+    if not tree.is_dir():
+        raise UsageError("not a directory of cassettes", tree)
+    cassettes = cassettes_under(tree)
+    if not cassettes:
+        raise UsageError("no cassettes (YAML or JSON files in a `cassettes` directory) under it", tree)
+    base = base or Path.cwd()
+    secrets = secrets if secrets is not None else environment_secrets()
+    taken: dict[str, str] = {}
+    rows = []
+    for done, cassette in enumerate(cassettes):
+        shown = relative_to_root(cassette, base)
+        if progress is not None:
+            progress(done, len(cassettes), shown)
+        rows.append(_import_one(cassette, shown, fixtures_dir, force, secrets, taken))
+    return rows
+
+
+def _import_one(
+    cassette: Path, shown: str, fixtures_dir: str | Path | None, force: bool, secrets: Secrets, taken: dict
+) -> TreeRow:
+    if shown.startswith("../"):
+        return TreeRow(
+            shown, None, skipped="outside the directory the import runs in (run it where pytest runs)"
+        )
+    name = layout_name(PurePath(shown))
+    if name in taken:
+        return TreeRow(shown, name, skipped=f"the same fixture name as {taken[name]}")
+    taken[name] = shown
+    try:
+        imported = import_cassettes([cassette], name, fixtures_dir, force=force, secrets=secrets)
+    except AttestError as exc:
+        return TreeRow(shown, name, skipped=str(exc).removeprefix(f"{exc.path}: "))
+    return TreeRow(shown, name, imported=imported)

@@ -5,8 +5,10 @@ the existing fixture into a strict replay session in front of the recording prox
 a recording is served from it, as replay serves it; a call that misses goes to the provider and is
 recorded. The new fixture holds the calls in the order the run made them. A replayed interaction is
 the very object read from the file, so it is written back byte for byte and the diff shows only the
-new ones. A recording the run did not use is dropped: a changed prompt replaces its old recording
-instead of leaving it behind, unused, for a later replay to trip over.
+new ones. For `--only-misses` a recording the run did not use is dropped: the command is the
+fixture's whole run, so a changed prompt replaces its old recording instead of leaving it behind,
+unused, for a later replay to trip over. pytest's `new` keeps them all, as vcrpy's new_episodes does
+(two tests may share a fixture): the file's interactions stay where they are, the new ones follow.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from .secrets import Secrets
 class ReplayFirst:
     """The existing fixture, served where the run's calls still match it."""
 
-    def __init__(self, path: Path, secrets: Secrets) -> None:
+    def __init__(self, path: Path, secrets: Secrets, keep_unused: bool = False) -> None:
         self.path = path
         self.secrets = secrets
+        self.keep_unused = keep_unused
         self.original = _bytes_of(path)
         self.doc: Fixture = read_fixture(path, secrets)
         if tool_interactions(self.doc) or self.doc.get("tools"):
@@ -53,7 +56,11 @@ class ReplayFirst:
     @property
     def dropped(self) -> int:
         """Recordings the run did not use, left out of the refreshed fixture."""
-        return len(self._interaction) - self.replayed
+        return 0 if self.keep_unused else len(self._interaction) - self.replayed
+
+    def channel(self, recorded: list[Interaction]) -> list[Interaction]:
+        """The refreshed fixture's model calls, given the ones this run `recorded` live."""
+        return [*model_interactions(self.doc), *recorded] if self.keep_unused else self.entries
 
     async def serve(
         self, request: web.Request, provider: str, path: str, raw: bytes

@@ -28,6 +28,7 @@ from .fixture import DEFAULT_DIR, fixture_path, name_of
 from .normalize.rules import parse_ignore
 from .repeat import base_id, divergence, run_label
 from .report import TOOL_COUNTS
+from .rerecord import fitted
 from .runner_report import egress_facts
 from .summary import price_note, replay_line
 
@@ -38,6 +39,7 @@ RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, show
 PROPERTY = "attest_replay"
 EGRESS_CHOICES = ("block", "block-all", "off")
 T = TypeVar("T")
+pytest_plugins = ["attest_toolkit.pytest_vcr"]  # pytest-recording's vcr marker, on attest
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
     from .capture import RecordingApp
@@ -201,7 +203,7 @@ class ReplayHandle:
         plugin = self.plugin
         self.sid, env = or_fail(
             lambda: engine.open_session(
-                [self.path], self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
+                self.fixtures(), self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
             )
         )
         self._saved = record.point_at(env)  # tool servers' variables too
@@ -211,6 +213,10 @@ class ReplayHandle:
             from .record_front import engine_prefix
 
             plugin.front.target = engine_prefix(env)
+
+    def fixtures(self) -> list[Path]:
+        """The fixtures this replay serves."""
+        return [self.path]
 
     def stop(self) -> None:
         if self.plugin.front is not None:
@@ -415,6 +421,8 @@ class AttestPlugin:
         if not replays:
             return
         facts = self.facts(replays, call)
+        if "miss" in facts:
+            facts["miss"]["message"] = self.fitted_hint(facts["miss"], replays, item.nodeid)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
         if self.show_diff and "miss" in facts:
@@ -456,6 +464,11 @@ class AttestPlugin:
                 facts["miss"]["location"] = location
         return facts
 
+    def fitted_hint(self, miss: dict[str, Any], replays: list[dict[str, Any]], nodeid: str) -> str:
+        """The miss line with the re-record command that fits its fixture (see `rerecord`)."""
+        paths = [self.rootpath / r["fixture"] for r in replays if name_of(r["fixture"]) == miss["fixture"]]
+        return fitted(miss["message"], paths[0] if paths else None, nodeid)
+
     def miss_location(self, call: pytest.CallInfo) -> dict[str, Any] | None:
         """Where the agent's call was made: the innermost traceback frame in the repository's own code."""
         if call.excinfo is None:
@@ -476,7 +489,8 @@ class AttestPlugin:
         if self.guard and facts["live"]:
             self.fail(report, "attest egress guard: a live model call was recorded while blocking")
         elif miss and (not miss["not_evaluated"] or self.strict):
-            self.fail(report, miss["message"])
+            refused = f"\n{self.record_refusal}" if self.record_refusal else ""  # the header is not enough
+            self.fail(report, miss["message"] + refused)
         elif miss:
             report.outcome = "skipped"
             path, line, _ = report.location

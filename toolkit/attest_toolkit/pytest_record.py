@@ -23,11 +23,12 @@ from .provider_env import ALL_VARS, KEY_VARS
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all")
 
 
+FLAGS = ("--attest-record", "--record-mode")  # the second is pytest-recording's (see pytest_vcr)
+
+
 def _given_on_command_line(config: pytest.Config) -> bool:
-    """True when `--attest-record` is in the arguments pytest was invoked with (not addopts)."""
-    return any(
-        a == "--attest-record" or a.startswith("--attest-record=") for a in config.invocation_params.args
-    )
+    """True when a record flag is in the arguments pytest was invoked with (not addopts)."""
+    return any(a == f or a.startswith(f + "=") for a in config.invocation_params.args for f in FLAGS)
 
 
 def resolve(config: pytest.Config, env: Mapping[str, str] = os.environ) -> tuple[str | None, str | None]:

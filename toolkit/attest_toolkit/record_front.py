@@ -106,7 +106,7 @@ class RecordingFront:
         exists = path.exists()
         if mode == "none" or (mode == "once" and exists):
             return None
-        base = ReplayFirst(path, self.secrets) if mode == "new" and exists else None
+        base = ReplayFirst(path, self.secrets, keep_unused=True) if mode == "new" and exists else None
         progress = ProgressLine(io.StringIO(), live=False)
         return RecordingApp(self.secrets, self.env, progress, base=base, live=self.live)
 

@@ -16,7 +16,7 @@ from .. import last_miss as kept_miss
 from ..errors import AttestError, UsageError
 from ..fixture_sequence import diagram
 from ..fixture_view import describe
-from ..progress import ProgressLine
+from ..progress import ProgressLine, counted
 from ..store import ctxmesh_run, pinned
 from ..store.client import DEFAULT_BUCKET, config_from_env
 from . import command_group
@@ -24,14 +24,21 @@ from . import command_group
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3
 
 CASSETTES = typer.Argument(
-    ...,
+    None,
     help="vcrpy / pytest-recording cassettes (YAML or JSON), imported in order; or one ctxmesh fixture "
     "file or directory of its blobs.",
 )
 MCP_ENV = typer.Option(
     "MCP_URL", "--mcp-env", help="ctxmesh: the variable the agent reads its MCP endpoint from."
 )
-NAME = typer.Option(..., "--name", "-n", help="The fixture's name: <fixtures-dir>/<name>.attest.json.")
+NAME = typer.Option(None, "--name", "-n", help="The fixture's name: <fixtures-dir>/<name>.attest.json.")
+TREE = typer.Option(
+    None,
+    "--tree",
+    help="Import every cassette in a `cassettes` directory under DIR, each into its own fixture named "
+    "as the vcr marker looks it up (run it where pytest runs).",
+    metavar="DIR",
+)
 FIXTURES_DIR = typer.Option(
     None, "--fixtures-dir", help="Where fixtures live (default tests/attest/fixtures)."
 )
@@ -41,14 +48,26 @@ PATHS = typer.Argument(..., help="Fixture files to check.")
 
 
 def import_(
-    cassettes: list[Path] = CASSETTES,
-    name: str = NAME,
+    cassettes: list[Path] | None = CASSETTES,
+    name: str | None = NAME,
     fixtures_dir: Path | None = FIXTURES_DIR,
     force: bool = FORCE,
     mcp_env: str = MCP_ENV,
+    tree: Path | None = TREE,
 ) -> int:
     """Import vcrpy cassettes, or a ctxmesh fixture, into one fixture (ids templated, credentials
-    redacted; a ctxmesh credential refuses the import)."""
+    redacted; a ctxmesh credential refuses the import); or, with --tree, every cassette under a
+    directory into a fixture of its own."""
+    if tree is not None:
+        if cassettes or name:
+            raise AttestError(
+                "--tree names each fixture after its cassette: drop --name and the cassette paths"
+            )
+        return import_tree(tree, fixtures_dir, force)
+    if not cassettes or not name:
+        raise AttestError(
+            "name the fixture (--name) and its cassettes, or import a directory with --tree DIR"
+        )
     line = ProgressLine()
     if len(cassettes) == 1 and ctxmesh.is_ctxmesh(cassettes[0]):
         path, model, tools = ctxmesh.import_ctxmesh(
@@ -63,11 +82,44 @@ def import_(
         line.update(f"attest fixture import: {done}/{total} interactions")
 
     result = importer.import_cassettes(cassettes, name, fixtures_dir, force=force, progress=progress)
+    others = "".join(f"; {n} with {h} left out (not a model provider)" for h, n in result.left_out.items())
     line.finish(
         f"attest fixture import: {result.interactions} interaction(s) from {result.cassettes} cassette(s)"
-        f" → {result.path}"
+        f" → {result.path}{others}"
     )
     return EXIT_OK
+
+
+def import_tree(tree: Path, fixtures_dir: Path | None, force: bool) -> int:
+    line = ProgressLine()
+
+    def progress(done: int, total: int, cassette: str) -> None:
+        line.update(f"attest fixture import: {done}/{total} cassettes ({cassette})")
+
+    rows = importer.import_tree(tree, fixtures_dir, force=force, progress=progress)
+    imported = [r for r in rows if r.imported is not None]
+    line.finish(
+        f"attest fixture import: {len(imported)} imported, {len(rows) - len(imported)} skipped, "
+        f"of {len(rows)} cassettes under {tree}"
+    )
+    for row in rows:
+        print(tree_line(row))
+    return EXIT_OK
+
+
+def tree_line(row: importer.TreeRow) -> str:
+    """One cassette of the closing table: what became of it, and why when it was skipped."""
+    if row.imported is None:
+        return f"skipped   {row.cassette}: {row.skipped}"
+    others = row.imported.left_out
+    note = (
+        f"; left out, not a model provider: {', '.join(f'{h} ({n})' for h, n in others.items())}"
+        if others
+        else ""
+    )
+    return (
+        f"imported  {row.cassette} → {row.name} ({counted(row.imported.interactions, 'interaction')}{note})"
+    )
 
 
 def resolve(name_or_path: str, fixtures_dir: Path | None) -> Path:
