@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from . import lane_http
+from . import bypass, lane_http
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
@@ -27,7 +27,7 @@ from .errors import AttestError
 from .fixture import DEFAULT_DIR, fixture_path
 from .report import TOOL_COUNTS
 from .runner_report import egress_facts
-from .summary import price_note, replay_line
+from .summary import run_end_lines
 
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
@@ -159,6 +159,8 @@ class ReplayHandle:
         self._saved = record.point_at(env)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
             lane_http.route(engine.url, engine.lane)
+        lane_http.patch_loaded()  # a client built before the block is caught going around it
+        bypass.start(self.name, blocks=self.mode == "strict" or plugin.no_live)
         if plugin.front is not None:  # module-level clients reach the session through the front
             from .record_front import engine_prefix
 
@@ -177,7 +179,10 @@ class ReplayHandle:
         self.plugin.active = None
         engine = self.engine
         assert engine is not None
+        watch = bypass.stop()
         summary = or_fail(lambda: engine.close_session(sid))
+        if watch is not None:
+            watch.add_to(summary)
         summary["fixture"] = self.plugin.relative(self.path)
         self.item.stash.setdefault(REPLAYS, []).append(summary)
 
@@ -368,6 +373,9 @@ class AttestPlugin:
         for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
             if any(r.get(key) for r in replays):
                 facts[key] = sum(r.get(key, 0) for r in replays)
+        live_calls = [c for r in replays for c in r.get("live_list", [])]
+        if live_calls:
+            facts["live_calls"] = live_calls
         drifts = [d for r in replays for d in r.get("drift_list", [])]
         if drifts:
             facts["drift_message"] = drifts[0]["message"]
@@ -491,10 +499,10 @@ class AttestPlugin:
         for line in self.recorded_lines:
             terminalreporter.write_line(line)
         if any("replay" in r for r in self.rows.values()):
-            totals = self.totals()
-            if totals["live"]:
-                terminalreporter.write_line(price_note())
-            terminalreporter.write_line(replay_line(totals))
+            # pytest prints skip reasons only with -rs (or -ra, -rA): a not-evaluated test says why here.
+            shown = set(self.config.option.reportchars or "") & set("saA")
+            for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):
+                terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):

@@ -11,6 +11,7 @@ import os
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..fixture import DEFAULT_DIR
 from ..normalize import COMPONENTS, canonical_hash
@@ -174,3 +175,21 @@ def tool_overflow(recorded_calls: int, fixture: str) -> Miss:
 
 def tool_duplicate(fixture: str) -> Miss:
     return Miss(_line("the agent made an extra identical tool call", fixture), "tool", fixture)
+
+
+# A miss's answer is a 400 with this header: the official SDKs retry neither.
+MISS_HEADERS = (("x-should-retry", "false"),)
+
+
+def miss_body(provider: str, message: str) -> dict[str, Any]:
+    """The provider-shaped error body that carries a miss message to the agent."""
+    if provider == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "attest_replay_miss",
+        }
+    }

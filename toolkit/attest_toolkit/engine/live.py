@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -17,9 +16,9 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
 
-from ..normalize import Exchange, request_content, split_sse
+from ..normalize import Exchange, request_content
 from ..provider_env import KEY_VARS, user_base_url
-from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
+from .pricing import cost_usd, usage_of
 
 UPSTREAMS = {
     "openai": ("ATTEST_OPENAI_UPSTREAM", "https://api.openai.com"),
@@ -79,20 +78,6 @@ _STREAM_END = re.compile(
 def stream_complete(body: bytes) -> bool:
     """True once a streamed answer's terminal event has arrived."""
     return _STREAM_END.search(body) is not None
-
-
-def usage_of(body: bytes, content_type: str) -> Usage | None:
-    try:
-        if "event-stream" in content_type:
-            events = []
-            for event in split_sse(body.decode("utf-8", "replace")):
-                for line in event.splitlines():
-                    if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-                        events.append(json.loads(line[5:]))
-            return usage_of_sse(events)
-        return usage_of_json(json.loads(body))
-    except (ValueError, UnicodeDecodeError):
-        return None
 
 
 class LiveForwarder:

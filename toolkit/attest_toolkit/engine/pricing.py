@@ -9,6 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..normalize.sse import split_sse
+
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
@@ -71,3 +73,18 @@ def usage_of_sse(events: list[dict]) -> Usage | None:
                 max(usage.output_tokens, found.output_tokens if found else 0),
             )
     return found
+
+
+def usage_of(body: bytes, content_type: str) -> Usage | None:
+    """The token usage an answer reports, from its JSON body or its stream's events."""
+    try:
+        if "event-stream" in content_type:
+            events = []
+            for event in split_sse(body.decode("utf-8", "replace")):
+                for line in event.splitlines():
+                    if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                        events.append(json.loads(line[5:]))
+            return usage_of_sse(events)
+        return usage_of_json(json.loads(body))
+    except (ValueError, UnicodeDecodeError):
+        return None

@@ -57,8 +57,9 @@ def run_command(
     return ReplayRun(returncode, summary)
 
 
-def print_outcome(summary: Mapping[str, Any]) -> None:
-    """Each miss on standard error, then the summary line on standard output."""
+def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
+    """Each miss on standard error, then the summary line (with `· 1 failed` when the command
+    failed) on standard output."""
     from ..summary import price_note, replay_line
 
     for drift in summary.get("drift_list", []):
@@ -67,7 +68,7 @@ def print_outcome(summary: Mapping[str, Any]) -> None:
         sys.stderr.write(miss["message"] + "\n")
     if summary["live"]:
         sys.stderr.write(price_note() + "\n")
-    print(replay_line(summary), flush=True)
+    print(replay_line(summary, int(failed)), flush=True)
 
 
 def serve(

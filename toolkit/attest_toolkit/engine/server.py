@@ -25,7 +25,7 @@ from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
-from .diagnose import Miss
+from .diagnose import MISS_HEADERS, Miss, miss_body
 from .fastpath import FastConnections
 from .live import LiveForwarder
 from .session import MATCHES, MODES, Mode, Session
@@ -43,21 +43,7 @@ TOO_LARGE = (
 
 def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    if provider == "anthropic":
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "invalid_request_error", "message": message},
-        }
-    else:
-        body = {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": "attest_replay_miss",
-            }
-        }
-    return web.json_response(body, status=400, headers={"x-should-retry": "false"})
+    return web.json_response(miss_body(provider, message), status=400, headers=dict(MISS_HEADERS))
 
 
 def sent_of(request: web.Request, provider: str, path: str, raw: bytes) -> Sent:
@@ -214,9 +200,9 @@ class ReplayApp:
         try:
             response, body = await self.live.forward(request, provider, path, raw)
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted
-            session.record_live(None)
+            session.record_live(None, model)
             return web.Response()  # its connection is closed, so aiohttp drops this quietly
-        session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
+        session.record_live(self.live.price(model, body, response.headers.get("content-type", "")), model)
         return response
 
 
