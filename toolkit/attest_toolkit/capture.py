@@ -438,11 +438,11 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
 
 
 def live_cost_line(cost: LiveCost) -> str:
-    """`2 live model calls · $0.001234` and the price table they were priced from (a partial refresh
-    costs fractions of a cent, which two decimals would hide)."""
-    from .summary import price_note
+    """`2 live model calls · $0.0012` and the price table they were priced from (a partial refresh
+    costs fractions of a cent, which two decimals would hide: shown as the run's live calls are)."""
+    from .summary import call_cost, price_note
 
-    usd = f"${cost.usd:.6f}" + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
+    usd = call_cost(cost.usd) + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
     table = price_note().removeprefix("attest replay: live calls ")
     return f"{counted(cost.calls, 'live model call')} · {usd}, {table}"
 

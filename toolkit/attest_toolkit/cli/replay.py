@@ -24,9 +24,12 @@ def resolve_fixtures(names: list[str], paths: list[Path], fixtures_dir: Path | N
 
 
 def resolve_mode(mode: str | None) -> engine.Mode:
-    chosen = mode or engine.default_mode()
+    """--mode, else ATTEST_REPLAY (as pytest and Vitest read it), else the default for CI or not."""
+    from_env = os.environ.get("ATTEST_REPLAY")
+    chosen = mode or from_env or engine.default_mode()
     if chosen not in engine.MODES:
-        raise UsageError(f"--mode must be strict, auto or off, not {chosen!r}")
+        where = "--mode" if mode else "ATTEST_REPLAY"
+        raise UsageError(f"{where} must be strict, auto or off, not {chosen!r}")
     return chosen  # type: ignore[return-value]
 
 
@@ -50,7 +53,7 @@ MODE = typer.Option(
     None,
     "--mode",
     metavar="[strict|auto|off]",
-    help="What a request with no recording gets (default: strict when CI is set, auto otherwise).",
+    help="What a request with no recording gets (default: ATTEST_REPLAY, else strict when CI is set, auto otherwise).",
 )
 NO_LIVE = typer.Option(False, "--no-live", help="Never forward a miss to a provider, whatever keys are set.")
 FIXTURES_DIR = typer.Option(
@@ -123,7 +126,7 @@ def replay(
     if network == "guard":
         env["ATTEST_EGRESS"], no_live = "block", True
     run = engine.run_command(command, fixtures, chosen, no_live, env, match)
-    print_outcome(run.summary)
+    print_outcome(run.summary, failed=run.returncode not in (0, None))
     return exit_code(run)
 
 
