@@ -58,3 +58,11 @@ def test_the_default_policy_file_is_named_as_the_user_would_type_it(tmp_path):
 def test_a_capture_cost_is_shown_as_the_run_shows_a_live_call():
     line = live_cost_line(LiveCost(calls=1, usd=0.0012, unpriced=0))
     assert line.startswith("1 live model call · $0.0012, priced from the built-in table of ")
+
+
+def test_the_version_names_the_date_of_the_price_table():
+    from attest_toolkit import __version__
+    from attest_toolkit.engine.pricing import table
+
+    proc = run_cli(["--version"])
+    assert proc.stdout.strip() == f"attest-toolkit {__version__} (model prices of {table()['date']})"

@@ -36,7 +36,9 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        print(f"attest-toolkit {__version__}")
+        from ..engine.pricing import table  # live calls are priced from it: its age matters
+
+        print(f"attest-toolkit {__version__} (model prices of {table()['date']})")
         raise typer.Exit(0)
 
 
