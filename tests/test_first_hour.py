@@ -58,6 +58,9 @@ def test_the_default_policy_file_is_named_as_the_user_would_type_it(tmp_path):
 def test_a_capture_cost_is_shown_as_the_run_shows_a_live_call():
     line = live_cost_line(LiveCost(calls=1, usd=0.0012, unpriced=0))
     assert line.startswith("1 live model call · $0.0012, priced from the built-in table of ")
+    assert live_cost_line(LiveCost(calls=1, usd=0.0, unpriced=1)).startswith(
+        "1 live model call · $0.00 (+1 unpriced)"
+    )
 
 
 def test_the_version_names_the_date_of_the_price_table():

@@ -114,7 +114,7 @@ def test_each_auto_live_call_is_listed_with_its_model_and_cost(suite, monkeypatc
         result = suite.runpytest_subprocess("--attest-replay=auto")
     result.assert_outcomes(passed=1)
     # gpt-4o-mini: $0.15 per 1M input + $0.60 per 1M output
-    assert "went live: test_agent.py::test_auto → gpt-4o-mini, $0.7500" in result.outlines
+    assert "went live: test_agent.py::test_auto → gpt-4o-mini, $0.75" in result.outlines
     assert "attest replay: 0 replayed · 1 live model calls · $0.75 · 1 recording unused" in result.outlines
 
 
@@ -140,7 +140,7 @@ def test_a_module_level_client_in_auto_mode_is_counted_live_and_priced(suite, mo
         result = suite.runpytest_subprocess("--attest-replay=auto", "--attest-report=report.json")
     result.assert_outcomes(passed=1)
     assert len(upstream.requests) == 1
-    assert "went live: test_bypass.py::test_module_level_client → gpt-4o-mini, $0.7500" in result.outlines
+    assert "went live: test_bypass.py::test_module_level_client → gpt-4o-mini, $0.75" in result.outlines
     assert any(
         line.startswith("attest replay: 0 replayed · 1 live model calls · $0.75") for line in result.outlines
     )

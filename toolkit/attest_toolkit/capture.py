@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import signal
 import socket
@@ -374,7 +375,7 @@ def capture(
     base = ReplayFirst(path, secrets) if only_misses else None
     with RecordingProxy(secrets, env, progress, declared, base) as proxy:
         returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
-    source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    source = new_source(portable_command(argv), expect_fail=expect_fail, exit_code=returncode)
     return conclude(proxy.app, source, name, path, returncode, expect_fail)
 
 
@@ -577,7 +578,7 @@ def refresh(
         refresh_test(plan, only_misses, env, cwd)
         return
     capture(
-        plan.command,
+        local_command(plan.command),
         plan.name,
         fixtures_dir=plan.fixtures_dir,
         expect_fail=plan.expect_fail,
@@ -587,6 +588,24 @@ def refresh(
         tools=plan.tools,
         only_misses=only_misses,
     )
+
+
+_PYTHON = re.compile(r"python[0-9.]*(\.exe)?")
+
+
+def portable_command(argv: Sequence[str]) -> list[str]:
+    """The command as a fixture stores it: an interpreter named by its absolute path (a virtualenv's,
+    this machine's) is stored as `python`, which `--refresh` runs on any machine."""
+    command = list(argv)
+    if command and os.path.isabs(command[0]) and _PYTHON.fullmatch(Path(command[0]).name):
+        command[0] = "python"
+    return command
+
+
+def local_command(command: Sequence[str]) -> list[str]:
+    """A stored command as `--refresh` runs it: `python` is the interpreter attest runs under (the
+    project's virtualenv), as the command's own absolute interpreter was when it was recorded."""
+    return [sys.executable, *command[1:]] if command and command[0] == "python" else list(command)
 
 
 def refresh_test(

@@ -54,10 +54,13 @@ def money(usd: float) -> str:
 
 
 def call_cost(usd: float | None) -> str:
-    """One call's cost, small enough to need tenths of a cent: `$0.0012`, `<$0.0001`, or `unpriced`."""
+    """A cost that may be a fraction of a cent, to the millionth of a dollar without trailing zeros
+    (`$0.0012`, `$0.000042`, `$0.75`, `$0.00`), or `unpriced`."""
     if usd is None:
         return "unpriced"
-    return "<$0.0001" if 0 < usd < 0.0001 else f"${usd:.4f}"
+    digits = f"{usd:.6f}".rstrip("0")
+    whole, _, cents = digits.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
