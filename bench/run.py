@@ -4,6 +4,7 @@
     python bench/run.py --quick          # a smoke run with small sizes (about a minute)
     python bench/run.py --only lookup,startup
     python bench/run.py --fail-on-miss   # exit 1 when a target is missed
+    python bench/run.py --chart bench/results.svg   # also draw the table: ratio per row, targets
 
 Benchmarks: per_call, per_test, lookup, startup, load, providers, node_suite (this directory, one module
 each; node_suite drives the Node suite in bench/node, whose dependencies `make bench` installs), then the
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", metavar="NAMES", help="comma-separated: " + ", ".join(BENCHMARKS + tuple(SCRIPTS))
     )
+    parser.add_argument("--chart", type=Path, metavar="SVG", help="also write the table as an SVG chart")
     args = parser.parse_args(argv)
     names = chosen(args.only)
     rows: list[Row] = []
@@ -113,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     for block in extra:
         print()
         print(block)
+    if args.chart is not None:
+        from chart import write
+
+        write(args.chart, rows)
     missed = [r for r in rows if r.met is False]
     return 1 if missed and args.fail_on_miss else 0
 

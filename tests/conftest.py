@@ -32,8 +32,40 @@ def shared_available() -> bool:
     return REAL_CASSETTES.is_dir()
 
 
+# Modules whose tests start whole processes (pytest sessions, Vitest, agent frameworks, namespaces,
+# the action, real cassettes): marked `slow` here, as whole modules, so that the inner loop
+# `pytest -m "not slow"` runs the rest. `make test` runs everything.
+SLOW_MODULES = frozenset(
+    {
+        "test_action",
+        "test_bench_smoke",
+        "test_example",
+        "test_frameworks",
+        "test_github_publish",
+        "test_github_trust",
+        "test_init",
+        "test_loud_misses",
+        "test_pytest_plugin",
+        "test_pytest_record",
+        "test_real_cassettes",
+        "test_sandbox",
+        "test_sandbox_escapes",
+        "test_tools",
+        "test_vitest",
+        "test_workflows",
+    }
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_shared: reads other projects' real cassettes from ../shared")
+    config.addinivalue_line("markers", "slow: a module that starts whole processes; skip with -m 'not slow'")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -82,7 +82,7 @@ def test_a_replay_that_leaves_recordings_unused_says_so(tmp_path, fixtures_dir):
     assert proc.returncode == 0, proc.stderr
     assert (
         proc.stdout.splitlines()[-1]
-        == "attest replay: 1 replayed · 0 live model calls · $0.00 · 1 recordings unused"
+        == "attest replay: 1 replayed · 0 live model calls · $0.00 · 1 recording unused"
     )
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 RUN = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 PROVIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "CI")
 
 
-def test_the_quick_lookup_benchmark_prints_a_table_row_per_measure():
+def test_the_quick_lookup_benchmark_prints_a_table_row_per_measure(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    chart = tmp_path / "results.svg"
     proc = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--only", "lookup"],
+        [sys.executable, str(RUN), "--quick", "--only", "lookup", "--chart", str(chart)],
         capture_output=True,
         text=True,
         env=env,
@@ -36,3 +38,13 @@ def test_the_quick_lookup_benchmark_prints_a_table_row_per_measure():
     ]
     verdicts = [row.rstrip(" |").rsplit(" | ", 1)[-1] for row in rows if "growth" in row]
     assert all(v in ("met", "MISSED") for v in verdicts), rows
+    # The chart: one bar per row of the table, and a target line for each row that has a target.
+    drawn = ET.parse(chart).getroot()
+    bars = drawn.findall("{http://www.w3.org/2000/svg}rect")
+    targets = [
+        line for line in drawn.iter("{http://www.w3.org/2000/svg}line") if line.get("class") == "target"
+    ]
+    # A growth row has no ratio column: its own figure (ours) is the ratio plotted.
+    plotted = [row.split(" | ")[4] or row.split(" | ")[2] for row in rows]
+    assert [bar.findtext("{http://www.w3.org/2000/svg}title") for bar in bars] == plotted
+    assert len(targets) == sum(1 for row in rows if "<=" in row)

@@ -69,7 +69,9 @@ def test_refresh_with_yes_prints_the_command_reruns_it_and_replaces_the_fixture(
         proc = attest(fixtures_dir, upstream.url, "capture", "--refresh", "t", "--yes")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    assert lines[0] == f"attest capture: recorded command: {capturing.quote_command(agent('chat'))}"
+    # Stored with `python` for the interpreter's absolute path, and re-run with attest's own python.
+    stored = ["python", *agent("chat")[1:]]
+    assert lines[0] == f"attest capture: recorded command: {capturing.quote_command(stored)}"
     assert lines[1] == "attest capture: flags: (none)"
     assert lines[-1] == f"attest capture: 1 call recorded; wrote {fixtures_dir / 't.attest.json'}"
     assert proc.stdout == "chat answer: second answer\n"

@@ -106,7 +106,8 @@ def test_each_changed_component_is_named_once_and_exits_2(tmp_path, fixtures_dir
     assert len(misses) == 1 and re.fullmatch(expected, misses[0]), proc.stderr
     agent = outputs(proc)[0]
     assert agent["error"] == "BadRequestError" and "replay miss" in agent["message"]
-    assert proc.stdout.splitlines()[-1] == "attest replay: 0 replayed · 0 live model calls · $0.00"
+    last = "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 missed · 1 failed"
+    assert proc.stdout.splitlines()[-1] == last
 
 
 def test_more_calls_than_recorded(tmp_path, fixtures_dir):
@@ -164,7 +165,7 @@ def test_a_failing_command_exits_1(tmp_path, fixtures_dir):
         replay_args(fixtures_dir, "--mode", "strict", command=[sys.executable, "-c", "raise SystemExit(4)"])
     )
     assert proc.returncode == 1
-    last = "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 recordings unused"
+    last = "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 failed · 1 recording unused"
     assert proc.stdout.splitlines()[-1] == last
 
 
@@ -196,7 +197,8 @@ def test_auto_forwards_a_miss_only_with_exactly_the_engine_key(tmp_path, fixture
     assert first["ok"]["choices"][0]["message"]["content"] == "live answer"
     assert second["error"] == "BadRequestError"
     # gpt-4o-mini: $0.15 per 1M input + $0.60 per 1M output
-    assert proc.stdout.splitlines()[-1] == "attest replay: 0 replayed · 1 live model calls · $0.75"
+    last = "attest replay: 0 replayed · 1 live model calls · $0.75 · 1 missed · 1 failed"
+    assert proc.stdout.splitlines()[-1] == last
     assert proc.returncode == 2
 
 
@@ -228,7 +230,7 @@ def test_unpriced_live_calls_are_shown(tmp_path, fixtures_dir):
         )
     assert (
         proc.stdout.splitlines()[-1]
-        == "attest replay: 0 replayed · 1 live model calls · $0.00 (+1 unpriced) · 1 recordings unused"
+        == "attest replay: 0 replayed · 1 live model calls · $0.00 (+1 unpriced) · 1 recording unused"
     )
 
 

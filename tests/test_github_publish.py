@@ -415,7 +415,7 @@ def test_120_annotations_go_to_the_check_run_50_per_request(actions: Actions) ->
     assert len(run["annotations"]) == 120
     assert run["head_sha"] == HEAD  # the PR's head, not the merge commit GITHUB_SHA
     assert run["conclusion"] == "failure"
-    assert run["output"]["title"] == "240 replayed · 0 live model calls · $0.00"
+    assert run["output"]["title"] == "240 replayed · 0 live model calls · $0.00 · 120 missed · 120 failed"
     assert result.check_run_url
 
 
@@ -432,7 +432,7 @@ def test_outputs_for_later_steps(actions: Actions) -> None:
         "misses": "1",
         "verdict": "blocked",
         "comment-url": result.comment.url,
-        "summary": "4 replayed · 3 live model calls · $0.03",
+        "summary": "4 replayed · 3 live model calls · $0.03 · 1 missed · 1 failed",
     }
 
 

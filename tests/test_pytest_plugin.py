@@ -167,7 +167,7 @@ def test_an_auto_miss_with_the_key_goes_live_and_is_counted(suite, monkeypatch):
     result.assert_outcomes(passed=1)
     assert len(upstream.requests) == 1
     assert report_of(suite)["summary"]["replay"]["live"] == 1
-    assert "attest replay: 0 replayed · 1 live model calls · $0.00 · 1 recordings unused" in result.outlines
+    assert "attest replay: 0 replayed · 1 live model calls · $0.00 · 1 recording unused" in result.outlines
     assert any("priced from the built-in table of" in line for line in result.outlines)
 
 
@@ -311,7 +311,7 @@ def test_engine_dies(attest_replay, request):
         "the replay engine exited while serving this replay; the next test gets a new engine"
         in result.outlines
     )
-    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in result.outlines
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00 · 1 failed" in result.outlines
 
 
 def test_the_report_holds_no_credential_from_ids_messages_or_skip_reasons(suite):

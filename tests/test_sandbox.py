@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -212,7 +213,24 @@ def test_sudo_argv_drops_back_to_the_invoker_and_keeps_the_environment() -> None
     assert not any(SECRET in part for part in argv), "a secret may reach the process list"
 
 
-def test_sudo_path_files_written_inside_belong_to_the_invoker(namespace: str, tmp_path: Path) -> None:
+def reachable_toolkit(shared: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The toolkit where the unprivileged user can read it. On the sudo path the invoker owns the
+    clone; here the drop is to nobody, who cannot enter a clone under a private (0700) directory, as
+    root's `make test` in a `mktemp -d` clone has: stage two then runs a copy of the package."""
+    copy = Path(shared) / "toolkit"
+    shutil.copytree(
+        Path(strategies.import_root()) / "attest_toolkit",
+        copy / "attest_toolkit",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for path in (copy, *copy.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    monkeypatch.setattr(strategies, "import_root", lambda: str(copy))
+
+
+def test_sudo_path_files_written_inside_belong_to_the_invoker(
+    namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Run what sudo would run (we are root already) and check the drop to an unprivileged user."""
     if os.geteuid() != 0:
         pytest.skip("dropping to another user needs root; the argv test covers the non-root side")
@@ -223,6 +241,7 @@ def test_sudo_path_files_written_inside_belong_to_the_invoker(namespace: str, tm
     # pytest's tmp_path is private to root, so the unprivileged user writes to a directory of its own.
     with tempfile.TemporaryDirectory(prefix="attest-sandbox-test-") as shared:
         os.chmod(shared, 0o777)
+        reachable_toolkit(shared, monkeypatch)
         script = f'touch {shared}/made-inside && echo "$(id -u) $FROM_CALLER ${{SUDO_USER:-unset}}"'
         invoker = Invoker(nobody, nobody, (nobody,))
         argv = sudo_argv(["sh", "-c", script], env=env, invoker=invoker, probe_out=out)

@@ -36,7 +36,8 @@ def cli(argv: list[str]) -> int:
 def test_first_line_is_exactly_the_summary_line(fmt: str) -> None:
     report = make_report(replay={"replayed": 4, "live": 2, "live_cost_usd": 0.0312, "unpriced": 1})
     first = render(report, fmt).splitlines()[0]
-    assert first == summary_line(4, 2, 0.0312, 1) == "4 replayed · 2 live model calls · $0.03 (+1 unpriced)"
+    line = "4 replayed · 2 live model calls · $0.03 (+1 unpriced) · 2 missed · 2 failed"
+    assert first == summary_line(4, 2, 0.0312, 1, missed=2, failed=2) == line
 
 
 def test_markdown_lists_misses_at_file_and_line_linked_to_the_head_commit() -> None:
@@ -83,7 +84,7 @@ def test_text_format_has_the_same_facts_without_markup() -> None:
 
 def test_json_format() -> None:
     data = json.loads(render(make_report(), "json"))
-    assert data["summary_line"] == "7 replayed · 0 live model calls · $0.00"
+    assert data["summary_line"] == "7 replayed · 0 live model calls · $0.00 · 2 missed · 2 failed"
     assert [m["line"] for m in data["misses"]] == [42, 30]
     assert data["misses"][0]["message"] == MISS_MESSAGE
     assert data["egress"]["isolation_verified"] is True
@@ -140,7 +141,8 @@ def assert_fences_closed(text: str) -> None:
 
 def assert_well_formed(text: str, max_chars: int) -> None:
     assert len(text) <= max_chars
-    assert text.splitlines()[0] == "300 replayed · 0 live model calls · $0.00"
+    # The generated reports vary what fails and what misses: the line states the counts it was given.
+    assert text.splitlines()[0].startswith("300 replayed · 0 live model calls · $0.00 · ")
     assert_fences_closed(text)
 
 
@@ -314,7 +316,7 @@ def test_report_summary_cli_with_base_fixtures_and_policy(
     argv += ["--base-fixtures", "base", "--fixtures-dir", "head"]
     assert cli(argv) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "7 replayed · 0 live model calls · $0.00"
+    assert out.splitlines()[0] == "7 replayed · 0 live model calls · $0.00 · 2 missed · 2 failed"
     assert "| `inc-1042` | `#1 POST /v1/chat/completions` | changed | system | same |" in out
     assert "| `inc-2000` | — | fixture added (1 call) | — | — |" in out
     assert "- Policy: **not evaluated** (not_evaluated)" in out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import signal
 import socket
@@ -377,7 +378,7 @@ def capture(
     base = ReplayFirst(path, secrets) if only_misses else None
     with RecordingProxy(secrets, env, progress, declared, base) as proxy:
         returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
-    source = new_source(list(argv), expect_fail=expect_fail, exit_code=returncode)
+    source = new_source(portable_command(argv), expect_fail=expect_fail, exit_code=returncode)
     return conclude(proxy.app, source, name, path, returncode, expect_fail)
 
 
@@ -441,11 +442,11 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
 
 
 def live_cost_line(cost: LiveCost) -> str:
-    """`2 live model calls · $0.001234` and the price table they were priced from (a partial refresh
-    costs fractions of a cent, which two decimals would hide)."""
-    from .summary import price_note
+    """`2 live model calls · $0.0012` and the price table they were priced from (a partial refresh
+    costs fractions of a cent, which two decimals would hide: shown as the run's live calls are)."""
+    from .summary import call_cost, price_note
 
-    usd = f"${cost.usd:.6f}" + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
+    usd = call_cost(cost.usd) + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
     table = price_note().removeprefix("attest replay: live calls ")
     return f"{counted(cost.calls, 'live model call')} · {usd}, {table}"
 
@@ -586,7 +587,7 @@ def refresh(
         refresh_test(plan, only_misses, env, cwd)
         return
     capture(
-        plan.command,
+        local_command(plan.command),
         plan.name,
         fixtures_dir=plan.fixtures_dir,
         expect_fail=plan.expect_fail,
@@ -596,6 +597,24 @@ def refresh(
         tools=plan.tools,
         only_misses=only_misses,
     )
+
+
+_PYTHON = re.compile(r"python[0-9.]*(\.exe)?")
+
+
+def portable_command(argv: Sequence[str]) -> list[str]:
+    """The command as a fixture stores it: an interpreter named by its absolute path (a virtualenv's,
+    this machine's) is stored as `python`, which `--refresh` runs on any machine."""
+    command = list(argv)
+    if command and os.path.isabs(command[0]) and _PYTHON.fullmatch(Path(command[0]).name):
+        command[0] = "python"
+    return command
+
+
+def local_command(command: Sequence[str]) -> list[str]:
+    """A stored command as `--refresh` runs it: `python` is the interpreter attest runs under (the
+    project's virtualenv), as the command's own absolute interpreter was when it was recorded."""
+    return [sys.executable, *command[1:]] if command and command[0] == "python" else list(command)
 
 
 def refresh_test(

@@ -2,7 +2,8 @@
 
 The official SDKs send through httpx (openai: httpx2). While a runner has an engine, a request that
 httpx's default transport would send to that engine's address is first offered to the engine over the
-lane; a hit comes back as the response the transport would have built from the socket (same status,
+lane; a request to a provider host is shown to `bypass` (a call around a running replay is loud).
+A hit comes back as the response the transport would have built from the socket (same status,
 reason, headers and body; a recorded stream's events in one chunk, as vcrpy hands them), and anything
 else goes out over HTTP as before. Requests to any other address are never touched, and transports a
 user supplies are not patched, so they use HTTP.
@@ -15,6 +16,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from . import bypass
 from .engine.lane import Lane, split_target
 from .normalize.served import Sent, key_as_sent
 
@@ -40,6 +42,11 @@ def route(base_url: str, lane: Lane) -> None:
     host, _, port = base_url.removeprefix("http://").rpartition(":")
     if host and port.isdigit():
         _lanes[(host, int(port))] = lane
+    patch_loaded()
+
+
+def patch_loaded() -> None:
+    """Our transport methods on every httpx loaded by now: they also show `bypass` each request."""
     for name in MODULES:
         module = sys.modules.get(name)
         if module is not None and not _ours(module.HTTPTransport.handle_request):
@@ -81,7 +88,7 @@ def _patch(module: ModuleType) -> None:
             response = _answer(module, lane, request, request.read())
             if response is not None:
                 return response
-        return sync(self, request)
+        return bypass.send(module, request, lambda: sync(self, request))
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
@@ -89,7 +96,7 @@ def _patch(module: ModuleType) -> None:
             response = _answer(module, lane, request, await request.aread())
             if response is not None:
                 return response
-        return await async_(self, request)
+        return await bypass.send_async(module, request, lambda: async_(self, request))
 
     setattr(handle_request, _OURS, sync)
     setattr(handle_async_request, _OURS, async_)

@@ -22,6 +22,7 @@ import yaml
 from .errors import AttestError, read_text
 from .fixture_catalog import age_days
 from .normalize.rules import parse_ignore
+from .progress import counted
 from .report import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
 from .validation import first_error, json_pointer
 
@@ -164,8 +165,9 @@ _Loader.add_implicit_resolver(
 
 
 def default_policy_path(root: Path | None = None) -> Path | None:
-    """The first of `.attest/policy.yml|.yaml|.json` under `root` that exists, or None."""
-    base = root or Path.cwd()
+    """The first of `.attest/policy.yml|.yaml|.json` under `root` that exists, or None. Without a root
+    it is relative to the working directory, and is shown as the user would type it."""
+    base = root or Path()
     return next((base / p for p in DEFAULT_PATHS if (base / p).is_file()), None)
 
 
@@ -422,7 +424,7 @@ def _unused(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]
         limit = policy.setting("unused", scope)
         actual, involved = _counted(report, tests, "unused", scope)
         status = "blocked" if actual and limit == "block" else "ok"
-        detail = f"warning: {actual} recordings unused" if actual and limit == "warn" else None
+        detail = f"warning: {counted(actual, 'recording')} unused" if actual and limit == "warn" else None
         results.append(
             RuleResult("unused", policy.scope_label(scope), limit, actual, status, involved, detail)
         )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from . import lane_http, last_miss
+from . import bypass, lane_http, last_miss
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
@@ -30,7 +30,7 @@ from .repeat import base_id, divergence, run_label
 from .report import TOOL_COUNTS
 from .rerecord import fitted
 from .runner_report import egress_facts
-from .summary import price_note, replay_line
+from .summary import run_end_lines
 
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
@@ -209,6 +209,8 @@ class ReplayHandle:
         self._saved = record.point_at(env)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
             lane_http.route(engine.url, engine.lane)
+        lane_http.patch_loaded()  # a client built before the block is caught going around it
+        bypass.start(self.name, blocks=self.mode == "strict" or plugin.no_live)
         if plugin.front is not None:  # module-level clients reach the session through the front
             from .record_front import engine_prefix
 
@@ -231,7 +233,10 @@ class ReplayHandle:
         self.plugin.active = None
         engine = self.engine
         assert engine is not None
+        watch = bypass.stop()
         summary = or_fail(lambda: engine.close_session(sid))
+        if watch is not None:
+            watch.add_to(summary)
         summary["fixture"] = self.plugin.relative(self.path)
         self.item.stash.setdefault(REPLAYS, []).append(summary)
 
@@ -603,10 +608,10 @@ class AttestPlugin:
             if (row.get("replay") or {}).get("drift_message"):
                 terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
         if any("replay" in r for r in self.rows.values()):
-            totals = self.totals()
-            if totals["live"]:
-                terminalreporter.write_line(price_note())
-            terminalreporter.write_line(replay_line(totals))
+            # pytest prints skip reasons only with -rs (or -ra, -rA): a not-evaluated test says why here.
+            shown = set(self.config.option.reportchars or "") & set("saA")
+            for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):
+                terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):

@@ -205,6 +205,9 @@ def replay_facts(sessions: list[dict[str, Any]], fixtures: Iterable[str]) -> dic
     for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
         if any(s.get(key) for s in sessions):
             facts[key] = sum(s.get(key, 0) for s in sessions)
+    live_calls = [c for s in sessions for c in s.get("live_list", [])]
+    if live_calls:
+        facts["live_calls"] = live_calls
     drifts = [d for s in sessions for d in s.get("drift_list", [])]
     if drifts:
         facts["drift_message"] = drifts[0]["message"]

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from . import report as reports
 from .errors import UsageError
+from .summary import run_end_lines
 
 
 def egress_facts(guard: bool) -> dict[str, Any]:
@@ -26,8 +27,9 @@ def egress_facts(guard: bool) -> dict[str, Any]:
     return egress
 
 
-def write_from_rows(source: IO[str], output: Path) -> Path:
-    """Read a runner's rows from `source` and write a validated report-v2 to `output`."""
+def write_from_rows(source: IO[str], output: Path) -> list[str]:
+    """Read a runner's rows from `source` and write a validated report-v2 to `output`; return the
+    lines the run ends with (`summary.run_end_lines`), none when no test replayed."""
     try:
         doc = json.load(source)
     except ValueError as exc:
@@ -41,4 +43,7 @@ def write_from_rows(source: IO[str], output: Path) -> Path:
         environment=reports.default_environment(runner),
         duration=doc.get("duration") if isinstance(doc.get("duration"), (int, float)) else None,
     )
-    return reports.write_report(built, output)
+    reports.write_report(built, output)
+    if not any("replay" in t for t in built["tests"]):
+        return []
+    return run_end_lines(built["tests"], built["summary"]["replay"])

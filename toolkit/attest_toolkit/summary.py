@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
@@ -35,25 +35,45 @@ def summary_line(
     unpriced: int = 0,
     tools: tuple[int, int] = (0, 0),
     unused: int = 0,
+    missed: int = 0,
+    failed: int = 0,
 ) -> str:
     """`4 replayed · 0 live model calls · $0.00`, with `(+N unpriced)` when some live calls had no price,
+    `· N missed` and `· N failed` when a request matched no recording or a test (the command) failed,
     `· 3 tool calls replayed · 0 live tool calls` when the run had a tool channel, and
     `· N recordings unused` when the agent did not make every recorded call (a call that went around
     the proxy, to a provider directly, leaves its recording unused). Callers pass `unused` only for a
     replay without misses: a miss already says why a recording went unused."""
     # The wording is fixed, "1 live model calls" included, so that logs and checks can match it.
-    line = f"{replayed} replayed · {live} live model calls · ${live_cost_usd:.2f}"
+    line = f"{replayed} replayed · {live} live model calls · {money(live_cost_usd)}"
     line = f"{line} (+{unpriced} unpriced)" if unpriced else line
+    line += f" · {missed} missed" if missed else ""
+    line += f" · {failed} failed" if failed else ""
     if any(tools):
         line += f" · {tools[0]} tool calls replayed · {tools[1]} live tool calls"
-    return f"{line} · {unused} recordings unused" if unused else line
+    return f"{line} · {counted(unused, 'recording')} unused" if unused else line
+
+
+def money(usd: float) -> str:
+    """Dollars as every line shows them: to the cent (`$0.00`, `$0.03`)."""
+    return f"${usd:.2f}"
+
+
+def call_cost(usd: float | None) -> str:
+    """A cost that may be a fraction of a cent, to the millionth of a dollar without trailing zeros
+    (`$0.0012`, `$0.000042`, `$0.75`, `$0.00`), or `unpriced`."""
+    if usd is None:
+        return "unpriced"
+    digits = f"{usd:.6f}".rstrip("0")
+    whole, _, cents = digits.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
     return int(counts.get("tool_replayed", 0)), int(counts.get("tool_live", 0))
 
 
-def replay_line(counts: Mapping[str, Any]) -> str:
+def replay_line(counts: Mapping[str, Any], failed: int = 0) -> str:
     """`attest replay: 4 replayed · 0 live model calls · $0.00`, from a replay's counts."""
     return "attest replay: " + summary_line(
         counts["replayed"],
@@ -62,7 +82,32 @@ def replay_line(counts: Mapping[str, Any]) -> str:
         counts["unpriced"],
         tool_counts(counts),
         _unused(counts),
+        int(counts.get("misses", 0)),
+        failed,
     )
+
+
+def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons: bool = True) -> list[str]:
+    """What a test run ends with, in pytest and Vitest alike: why each not-evaluated test was not
+    evaluated (unless the runner already prints skip reasons), each call that went live, the price
+    table when there were some, then the summary line with the run's misses and failed tests."""
+    tests = list(tests)
+    lines = [f"not evaluated: {t['id']}: {_miss_text(t)}" for t in tests if t["outcome"] == "not_evaluated"]
+    lines = lines if skip_reasons else []
+    for test in tests:
+        for call in (test.get("replay") or {}).get("live_calls", []):
+            lines.append(
+                f"went live: {test['id']} → {call['model'] or 'unknown model'}, {call_cost(call['cost_usd'])}"
+            )
+    if totals.get("live"):
+        lines.append(price_note())
+    failed = sum(1 for t in tests if t["outcome"] in FAILED_OUTCOMES)
+    return [*lines, replay_line(totals, failed)]
+
+
+def _miss_text(test: Test) -> str:
+    miss = (test.get("replay") or {}).get("miss")
+    return str(miss["message"]) if miss else str(test.get("message") or "replay_miss")
 
 
 def _unused(counts: Mapping[str, Any]) -> int:
@@ -99,6 +144,8 @@ def report_summary_line(report: Report) -> str:
         replay["unpriced"],
         tool_counts(replay),
         _unused(replay),
+        replay["misses"],
+        sum(report["summary"]["outcomes"].get(o, 0) for o in FAILED_OUTCOMES),
     )
 
 

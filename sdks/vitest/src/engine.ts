@@ -31,7 +31,14 @@ export interface ReplaySummary {
   misses: number;
   not_evaluated: number;
   miss_list: Miss[];
+  live_list?: LiveCall[];
   otlp_requests: number;
+}
+
+/** One call that went live (auto mode): its model and cost (null when unpriced). */
+export interface LiveCall {
+  model: string | null;
+  cost_usd: number | null;
 }
 
 export interface SessionSpec {

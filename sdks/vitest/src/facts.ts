@@ -3,7 +3,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import type { Miss, ReplaySummary } from "./engine.js";
+import type { LiveCall, Miss, ReplaySummary } from "./engine.js";
 import type { Mode } from "./mode.js";
 
 export interface Location {
@@ -19,6 +19,7 @@ export interface ReplayFacts {
   live_cost_usd: number;
   unpriced: number;
   misses: number;
+  live_calls?: LiveCall[];
   miss?: Omit<Miss, "fixture"> & { fixture: string; location?: Location };
 }
 
@@ -47,6 +48,8 @@ export function replayFacts(
     unpriced: sum("unpriced"),
     misses: misses.length,
   };
+  const liveCalls = summaries.flatMap((s) => s.live_list ?? []);
+  if (liveCalls.length > 0) facts.live_calls = liveCalls;
   if (misses.length > 0) {
     const first = misses[0];
     facts.miss = { message: first.message, component: first.component, fixture: first.fixture, not_evaluated: first.not_evaluated };

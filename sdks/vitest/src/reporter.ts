@@ -67,6 +67,8 @@ export default class AttestReporter implements Reporter {
       const why = done.error ? done.error.message : (done.stderr.trim().split("\n").pop() ?? `exit ${done.status}`);
       throw new Error(`attest reporter: cannot write ${output}: ${why}`);
     }
+    // The run's end, as the pytest helper prints it: not-evaluated reasons, live calls, the summary line.
+    if (done.stdout) process.stdout.write(done.stdout);
   }
 
   private moduleRows(module: TestModule): Row[] {

@@ -36,7 +36,9 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        print(f"attest-toolkit {__version__}")
+        from ..engine.pricing import table  # live calls are priced from it: its age matters
+
+        print(f"attest-toolkit {__version__} (model prices of {table()['date']})")
         raise typer.Exit(0)
 
 
@@ -50,9 +52,9 @@ def root(
 
 
 def _register_all() -> None:
-    from . import capture, fixture, github, policy, replay, report, sandbox, select, tool
+    from . import capture, fixture, github, init, policy, replay, report, sandbox, select, tool
 
-    for module in (capture, replay, fixture, sandbox, select, policy, report, github, tool):
+    for module in (init, capture, replay, fixture, sandbox, select, policy, report, github, tool):
         module.register(app)
 
 

@@ -70,7 +70,7 @@ def replay(
         summary = engine.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0
     result = engine.run_command(command or [], fixtures, resolve_mode(mode), no_live)
-    print_outcome(result.summary)
+    print_outcome(result.summary, failed=result.returncode not in (0, None))
     if result.returncode is None:
         return 3
     return 1 if result.diverged or result.returncode != 0 else 0
@@ -88,10 +88,12 @@ REPORT_OUTPUT = typer.Option(..., "--output", "-o", help="Where to write the rep
 
 @app.command("report")
 def report(output: Path = REPORT_OUTPUT) -> int:
-    """Write report-v2 from a test runner's rows on stdin: {"runner": ..., "guard": ..., "tests": [...]}."""
+    """Write report-v2 from a test runner's rows on stdin: {"runner": ..., "guard": ..., "tests": [...]};
+    print the lines the run ends with (the summary line last)."""
     from ..runner_report import write_from_rows
 
-    write_from_rows(sys.stdin, output)
+    for line in write_from_rows(sys.stdin, output):
+        print(line)
     return 0
 
 

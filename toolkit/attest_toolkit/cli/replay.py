@@ -25,7 +25,7 @@ MODE = typer.Option(
     None,
     "--mode",
     metavar="[strict|auto|off]",
-    help="What a request with no recording gets (default: strict when CI is set, auto otherwise).",
+    help="What a request with no recording gets (default: ATTEST_REPLAY, else strict when CI is set, auto otherwise).",
 )
 NO_LIVE = typer.Option(False, "--no-live", help="Never forward a miss to a provider, whatever keys are set.")
 FIXTURES_DIR = typer.Option(
@@ -161,7 +161,7 @@ def replay(
     runs = []
     for _ in range(repeat):
         runs.append(engine.run_command(command, fixtures, chosen, no_live, env, match))
-        print_outcome(runs[-1].summary)
+        print_outcome(runs[-1].summary, failed=runs[-1].returncode not in (0, None))
     code = max(exit_code(run) for run in runs)
     if repeat == 1:
         return code

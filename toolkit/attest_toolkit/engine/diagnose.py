@@ -16,6 +16,7 @@ from typing import Any
 from ..fixture import DEFAULT_DIR
 from ..normalize import COMPONENTS, canonical_hash
 from ..normalize.paths import changed_paths, shown
+from ..providers import error_body
 
 # How each component is named in a message ("system prompt changed", "messages changed", ...).
 LABELS = {
@@ -187,3 +188,12 @@ def tool_overflow(recorded_calls: int, fixture: str) -> Miss:
 
 def tool_duplicate(fixture: str) -> Miss:
     return Miss(_line("the agent made an extra identical tool call", fixture), "tool", fixture)
+
+
+# A miss's answer is a 400 with this header: the official SDKs retry neither.
+MISS_HEADERS = (("x-should-retry", "false"),)
+
+
+def miss_body(provider: str, message: str) -> dict[str, Any]:
+    """The provider-shaped error body that carries a miss message to the agent."""
+    return error_body(provider, 400, message)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -18,11 +17,11 @@ from aiohttp import web
 
 from .. import listeners
 from ..errors import UsageError
-from ..normalize import Exchange, request_content, split_sse
+from ..normalize import Exchange, request_content
 from ..provider_env import KEY_VARS, user_base_url
 from ..providers import PROVIDERS, STREAM_END_RE
 from . import load_ca_store
-from .pricing import Usage, cost_usd, usage_of_json, usage_of_sse
+from .pricing import cost_usd, usage_of
 
 UPSTREAMS = {
     p.name: (p.upstream_var, p.default_upstream)
@@ -112,20 +111,6 @@ def stream_complete(body: bytes) -> bool:
     """True once a streamed answer's terminal event has arrived (after it, the answer is complete,
     whatever follows)."""
     return STREAM_END_RE.search(body) is not None
-
-
-def usage_of(body: bytes, content_type: str) -> Usage | None:
-    try:
-        if "event-stream" in content_type:
-            events = []
-            for event in split_sse(body.decode("utf-8", "replace")):
-                for line in event.splitlines():
-                    if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-                        events.append(json.loads(line[5:]))
-            return usage_of_sse(events)
-        return usage_of_json(json.loads(body))
-    except (ValueError, UnicodeDecodeError):
-        return None
 
 
 class LiveForwarder:

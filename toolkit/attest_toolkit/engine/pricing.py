@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..normalize.sse import split_sse
 from ..providers import USAGE_FIELDS
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
@@ -78,3 +79,18 @@ def usage_of_sse(events: list[dict]) -> Usage | None:
                 max(usage.output_tokens, found.output_tokens if found else 0),
             )
     return found
+
+
+def usage_of(body: bytes, content_type: str) -> Usage | None:
+    """The token usage an answer reports, from its JSON body or its stream's events."""
+    try:
+        if "event-stream" in content_type:
+            events = []
+            for event in split_sse(body.decode("utf-8", "replace")):
+                for line in event.splitlines():
+                    if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                        events.append(json.loads(line[5:]))
+            return usage_of_sse(events)
+        return usage_of_json(json.loads(body))
+    except (ValueError, UnicodeDecodeError):
+        return None

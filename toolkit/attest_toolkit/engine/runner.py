@@ -81,14 +81,18 @@ def resolve_fixtures(
 
 
 def resolve_mode(mode: str | None) -> Mode:
-    chosen = mode or default_mode()
+    """--mode, else ATTEST_REPLAY (as pytest and Vitest read it), else the default for CI or not."""
+    from_env = os.environ.get("ATTEST_REPLAY")
+    chosen = mode or from_env or default_mode()
     if chosen not in MODES:
-        raise UsageError(f"--mode must be strict, auto or off, not {chosen!r}")
+        where = "--mode" if mode else "ATTEST_REPLAY"
+        raise UsageError(f"{where} must be strict, auto or off, not {chosen!r}")
     return chosen  # type: ignore[return-value]
 
 
-def print_outcome(summary: Mapping[str, Any]) -> None:
-    """Each miss on standard error, then the summary line on standard output."""
+def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
+    """Each miss on standard error, then the summary line (with `· 1 failed` when the command
+    failed) on standard output."""
     from ..summary import price_note, replay_line
 
     for drift in summary.get("drift_list", []):
@@ -97,7 +101,7 @@ def print_outcome(summary: Mapping[str, Any]) -> None:
         sys.stderr.write(miss["message"] + "\n")
     if summary["live"]:
         sys.stderr.write(price_note() + "\n")
-    print(replay_line(summary), flush=True)
+    print(replay_line(summary, int(failed)), flush=True)
 
 
 def serve(

@@ -24,12 +24,12 @@ from ..normalize import parse_body, request_content
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..provider_env import KEY_VARS, proxy_env
-from ..providers import PROVIDERS, error_body, model_of
+from ..providers import PROVIDERS, model_of
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
-from .diagnose import NO_SESSION, Miss
+from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
 from .fastpath import FastConnections
 from .live import ForwardRefused, LiveForwarder, cut_off
 from .session import MATCHES, MODES, Mode, Session
@@ -47,8 +47,7 @@ TOO_LARGE = (
 
 def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    body = error_body(provider, 400, message)
-    return web.json_response(body, status=400, headers={"x-should-retry": "false"})
+    return web.json_response(miss_body(provider, message), status=400, headers=dict(MISS_HEADERS))
 
 
 def no_session(provider: str) -> web.Response:
@@ -246,13 +245,13 @@ class ReplayApp:
         try:
             response, body = await self.live.forward(request, provider, path, raw)
         except ConnectionError:  # the agent left mid-answer: the call was still made, and is counted
-            session.record_live(None)
+            session.record_live(None, model)
             return web.Response()  # its connection is closed, so aiohttp drops this quietly
         except ForwardRefused as exc:  # a loop, or a deadline missed: the test fails with this line
             return refused(
                 request, session, exc, f"attest replay: live call {request.method} {path}", provider
             )
-        session.record_live(self.live.price(model, body, response.headers.get("content-type", "")))
+        session.record_live(self.live.price(model, body, response.headers.get("content-type", "")), model)
         return response
 
 

@@ -44,6 +44,7 @@ class Counters:
     tool_replayed: int = 0
     tool_live: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
+    live_calls: list[dict[str, Any]] = field(default_factory=list)
     drifts: list[dict[str, Any]] = field(default_factory=list)
     # The request key of each model call in order (a prefix): two runs of a deterministic agent send
     # the same sequence (`--repeat` compares them).
@@ -263,8 +264,11 @@ class Session:
             }
         )
 
-    def record_live(self, cost: float | None) -> None:
+    def record_live(self, cost: float | None, model: str | None = None) -> None:
         self.counters.live += 1
+        self.counters.live_calls.append(
+            {"model": model, "cost_usd": None if cost is None else round(cost, 6)}
+        )
         if cost is None:
             self.counters.unpriced += 1
         else:
@@ -284,6 +288,7 @@ class Session:
             "misses": len(c.misses),
             "not_evaluated": sum(1 for m in c.misses if m["not_evaluated"]),
             "miss_list": list(c.misses),
+            "live_list": list(c.live_calls),
             "otlp_requests": c.otlp_requests,
             "drift": len(c.drifts),
             "drift_list": list(c.drifts),

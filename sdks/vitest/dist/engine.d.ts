@@ -1,0 +1,81 @@
+/**
+ * One `attest-engine serve` per Vitest worker: it prints {"ready": ...}, then answers one JSON line per
+ * request line ({"open": {...}} or {"close": id}) until its standard input ends, so it ends with the
+ * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
+ */
+import { type Mode } from "./mode.js";
+/** One miss as the engine reports it. */
+export interface Miss {
+    message: string;
+    component: string;
+    fixture: string;
+    not_evaluated: boolean;
+    /** Where the request changed (`params.max_tokens`, `messages[3] added`), never its values. */
+    paths?: string[];
+}
+/** The engine's account of one replay session. */
+export interface ReplaySummary {
+    mode: Mode;
+    fixtures: string[];
+    replayed: number;
+    live: number;
+    live_cost_usd: number;
+    unpriced: number;
+    misses: number;
+    not_evaluated: number;
+    miss_list: Miss[];
+    live_list?: LiveCall[];
+    otlp_requests: number;
+}
+/** One call that went live (auto mode): its model and cost (null when unpriced). */
+export interface LiveCall {
+    model: string | null;
+    cost_usd: number | null;
+}
+export interface SessionSpec {
+    fixture: string;
+    mode: Mode;
+    noLive: boolean;
+}
+/** A session open on the worker's engine; `env` points the provider SDKs at it. */
+export interface OpenSession {
+    id: string;
+    env: Record<string, string>;
+}
+export declare const DEFAULT_ENGINE = "attest-engine";
+/**
+ * Start the worker's default engine now, without waiting for it, so that its start overlaps the test
+ * file's own imports rather than the first test. A failure to start is not reported here: the first
+ * useReplay starts it again and reports it.
+ */
+export declare function startEarly(enginePath?: string): void;
+/** The worker's engine for `enginePath`, started on first use and replaced when it died. */
+export declare function workerEngine(enginePath: string): Promise<WorkerEngine>;
+export declare class WorkerEngine {
+    private readonly enginePath;
+    private readonly environment;
+    readonly ready: Promise<void>;
+    private readonly child;
+    private readonly replies;
+    private waiting;
+    private queue;
+    private stderr;
+    private exitCode;
+    constructor(enginePath: string, environment: string);
+    /** True while it runs and was started with this environment. */
+    usable(environment: string): boolean;
+    /** End it: it exits when its input ends. */
+    retire(): void;
+    open(spec: SessionSpec): Promise<OpenSession>;
+    close(id: string): Promise<ReplaySummary>;
+    private start;
+    /** One request and its reply, after any request before it. */
+    private request;
+    private died;
+    private deliver;
+    /** The next line it printed; undefined once it has exited. */
+    private nextLine;
+    /** The next JSON object line it printed, skipping anything else; undefined once it has exited. */
+    private nextMessage;
+    private exited;
+}

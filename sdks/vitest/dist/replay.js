@@ -1,0 +1,142 @@
+/**
+ * `useReplay(name)`: the test's model traffic is served from `tests/attest/fixtures/<name>.attest.json`
+ * until the test ends.
+ *
+ *     it("replays inc-1042", async () => {
+ *       await useReplay("inc-1042");
+ *       const result = await runRefundAgent("O-1042"); // construct model clients after the call
+ *     });
+ *
+ * The verdict is given in an `onTestFinished` hook, after the test body and its afterEach hooks: a
+ * strict miss fails the test with the miss message whatever the agent caught, and clears the task's
+ * `fails` flag first, so `it.fails` cannot turn the miss into a pass (Vitest flips the result of a
+ * `fails` test only after these hooks ran). An auto miss that could not go live skips the test as
+ * `not_evaluated: replay_miss`, which Vitest never flips either.
+ */
+import path from "node:path";
+import { onTestFinished, TestRunner } from "vitest";
+import { DEFAULT_ENGINE, workerEngine } from "./engine.js";
+import * as guard from "./guard/index.js";
+import { missLocation, replayFacts } from "./facts.js";
+import { repositoryRoot } from "./paths.js";
+import { egressFromEnv, ReplayError, resolveMode, strictMisses } from "./mode.js";
+export const DEFAULT_FIXTURES_DIR = "tests/attest/fixtures";
+const SUFFIX = ".attest.json";
+const GUARD_LIVE = "attest egress guard: a live model call was recorded while blocking";
+// The replay that owns the process-wide variables right now.
+let active;
+const states = new WeakMap();
+const missed = new WeakMap();
+/** Start a replay for the rest of the current test (see the module comment). */
+export async function useReplay(name, options = {}) {
+    const mode = resolveMode(options.mode);
+    if (mode === "off")
+        return { name, mode, env: {}, stop: async () => undefined };
+    if (active !== undefined) {
+        throw new ReplayError(`attest replay: ${JSON.stringify(active.name)} is still running; only one replay runs at a time ` +
+            "in a process (it sets process-wide environment variables)");
+    }
+    const block = (options.egress ?? egressFromEnv()) === "block";
+    const state = taskState(block);
+    const fixture = path.resolve(options.fixturesDir ?? DEFAULT_FIXTURES_DIR, name + SUFFIX);
+    const owner = { name };
+    active = owner;
+    let engine;
+    let session;
+    try {
+        engine = await workerEngine(options.enginePath ?? DEFAULT_ENGINE);
+        session = await engine.open({ fixture, mode, noLive: block });
+    }
+    catch (error) {
+        active = undefined;
+        throw error;
+    }
+    if (block)
+        guard.install();
+    const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, session.env);
+    let stopping;
+    const stop = () => {
+        if (stopping === undefined) {
+            restore(saved);
+            if (block)
+                guard.uninstall();
+            if (active === owner)
+                active = undefined;
+            stopping = engine.close(session.id);
+        }
+        return stopping;
+    };
+    onTestFinished(async () => {
+        state.summaries.push({ ...(await stop()), fixture });
+    });
+    return { name, mode, env: { ...session.env }, stop };
+}
+/** The current test's state; its first replay registers the hook that gives the verdict. */
+function taskState(block) {
+    const task = TestRunner.getCurrentTest();
+    if (!task)
+        throw new ReplayError("attest replay: useReplay() must be called inside a test (or a beforeEach hook)");
+    let state = states.get(task);
+    if (state === undefined) {
+        state = { summaries: [], guard: block };
+        states.set(task, state);
+        const registered = state;
+        // onTestFinished hooks run last-registered first: this verdict runs after every replay stopped.
+        onTestFinished((context) => verdict(context, registered));
+    }
+    state.guard ||= block;
+    return state;
+}
+function restore(saved) {
+    for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined)
+            delete process.env[key];
+        else
+            process.env[key] = value;
+    }
+}
+/** Fail, skip or leave the test, from what its replays reported. */
+function verdict(context, state) {
+    states.delete(context.task);
+    const task = context.task;
+    const earlier = missed.get(task);
+    const summaries = [...(earlier?.summaries ?? []), ...state.summaries];
+    if (summaries.length === 0)
+        return;
+    const result = task.result;
+    const errors = result?.state === "fail" ? (result.errors ?? []) : [];
+    const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
+    const facts = replayFacts(summaries, location);
+    if (facts.misses > 0)
+        missed.set(task, { summaries: summaries.filter((s) => s.misses > 0), location });
+    const meta = { replay: facts };
+    if (state.guard)
+        meta.egress = "block";
+    task.meta.attest = meta;
+    const miss = facts.miss;
+    if (state.guard && facts.live > 0) {
+        fail(context, meta, GUARD_LIVE);
+    }
+    else if (miss && (!miss.not_evaluated || strictMisses())) {
+        fail(context, meta, miss.message);
+    }
+    else if (miss) {
+        meta.outcome = "not_evaluated";
+        meta.message = `not_evaluated: replay_miss: ${miss.message}`;
+        context.skip(meta.message);
+    }
+}
+/** A miss is never an expected failure: fail whatever the agent raised and whatever the test's flags. */
+function fail(context, meta, message) {
+    const task = context.task;
+    const original = task.result?.state === "fail" ? task.result.errors?.[0]?.message : undefined;
+    task.fails = false;
+    if (task.result)
+        task.result.errors = undefined;
+    meta.message = message;
+    const error = new ReplayError(original ? `${message}\n\n(the agent then failed with)\n${original}` : message);
+    error.stack = `${error.name}: ${error.message}`; // the miss is the story; the hook's frames are noise
+    throw error;
+}
+//# sourceMappingURL=replay.js.map

@@ -1,0 +1,116 @@
+/**
+ * `@attest-ai/vitest/reporter`: writes report-v2, the pytest helper's report, for a Vitest run, so
+ * `attest policy evaluate`, `attest report summary`, `attest select` and the action read it unchanged.
+ *
+ *     // vitest.config.ts
+ *     export default defineConfig({ test: { reporters: ["default", "@attest-ai/vitest/reporter"] } });
+ *
+ * The report goes to ATTEST_REPORT if set (the action sets it), else the reporter's `outputFile`
+ * option, else attest-report.json, relative to the Vitest root. The reporter turns each test into a
+ * row; `attest-engine report` adds the run's egress (probed in this network namespace), redacts
+ * secrets, validates and writes the file.
+ */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { egressFromEnv } from "./mode.js";
+import { repositoryRelative, repositoryRoot } from "./paths.js";
+export default class AttestReporter {
+    options;
+    root = process.cwd();
+    repo = process.cwd();
+    started = 0;
+    constructor(options = {}) {
+        this.options = options;
+    }
+    onInit(vitest) {
+        this.root = vitest.config.root;
+        this.repo = repositoryRoot(this.root);
+        this.started = Date.now();
+        // Report rows carry the test's line, which Vitest records only when asked to.
+        vitest.config.includeTaskLocation = true;
+        for (const project of vitest.projects ?? [])
+            project.config.includeTaskLocation = true;
+    }
+    onTestRunEnd(testModules) {
+        const rows = testModules.flatMap((module) => this.moduleRows(module));
+        const guard = egressFromEnv() === "block" || testModules.some((m) => [...m.children.allTests()].some(blocked));
+        const output = path.resolve(this.root, process.env.ATTEST_REPORT || this.options.outputFile || "attest-report.json");
+        const input = JSON.stringify({ runner: "vitest", guard, duration: (Date.now() - this.started) / 1000, tests: rows });
+        const engine = this.options.enginePath ?? "attest-engine";
+        const done = spawnSync(engine, ["report", "--output", output], { input, encoding: "utf8" });
+        if (done.error || done.status !== 0) {
+            const why = done.error ? done.error.message : (done.stderr.trim().split("\n").pop() ?? `exit ${done.status}`);
+            throw new Error(`attest reporter: cannot write ${output}: ${why}`);
+        }
+        // The run's end, as the pytest helper prints it: not-evaluated reasons, live calls, the summary line.
+        if (done.stdout)
+            process.stdout.write(done.stdout);
+    }
+    moduleRows(module) {
+        const file = this.relative(module.moduleId);
+        const rows = [...module.children.allTests()].map((test) => this.row(file, test));
+        const errors = module.errors();
+        if (errors.length > 0) {
+            rows.push({ id: file, file, line: null, outcome: "error", duration: 0, message: errors[0].message });
+        }
+        return rows;
+    }
+    row(file, test) {
+        const meta = test.meta().attest;
+        const result = test.result();
+        const row = {
+            id: [file, ...titles(test)].join("::"),
+            file,
+            line: test.location?.line ?? null,
+            outcome: "passed",
+            duration: Math.round((test.diagnostic()?.duration ?? 0) * 1000) / 1e6,
+            message: null,
+        };
+        if (meta?.outcome === "not_evaluated") {
+            row.outcome = "not_evaluated";
+            row.reason = "replay_miss";
+            row.message = meta.message ?? null;
+        }
+        else if (result.state === "failed") {
+            row.outcome = "failed";
+            // Sent whole: `attest-engine report` redacts it, then cuts it (a cut first could split a key).
+            row.message = meta?.message ?? result.errors[0]?.message ?? "failed";
+        }
+        else if (result.state === "passed") {
+            row.outcome = test.options.fails ? "xfailed" : "passed";
+        }
+        else {
+            row.outcome = "skipped";
+            row.message = result.state === "skipped" ? (result.note ?? null) : null;
+        }
+        if (meta?.replay)
+            row.replay = this.replay(meta.replay);
+        return row;
+    }
+    /** The facts with repository-relative paths and without the worker-only flag. */
+    replay(facts) {
+        const out = { ...facts, fixtures: facts.fixtures.map((f) => this.relative(f)) };
+        if (facts.miss) {
+            const { not_evaluated: _, location, ...miss } = facts.miss;
+            const kept = { ...miss, fixture: this.relative(miss.fixture) };
+            if (location)
+                kept.location = { file: this.relative(location.file), line: location.line };
+            out.miss = kept;
+        }
+        return out;
+    }
+    relative(file) {
+        return repositoryRelative(this.repo, file);
+    }
+}
+function blocked(test) {
+    return test.meta().attest?.egress === "block";
+}
+/** The test's title and its enclosing describe blocks', outermost first. */
+function titles(test) {
+    const names = [test.name];
+    for (let parent = test.parent; parent.type === "suite"; parent = parent.parent)
+        names.unshift(parent.name);
+    return names;
+}
+//# sourceMappingURL=reporter.js.map

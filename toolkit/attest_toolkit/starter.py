@@ -1,0 +1,124 @@
+"""`attest init`: what a project needs to start, written once and never over the user's files.
+
+The fixtures directory, a first test that replays a bundled fixture (so `pytest` passes before
+anything was captured), `.attest/policy.yml` with every default written out and explained (from
+the policy schema, so it cannot drift from what the gate does), and the pull-request gate and its
+fork-safe publish workflow, pinned to this version of the action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import __version__
+from .fixture import DEFAULT_DIR, atomic_write
+from .policy import DEFAULTS
+from .validation import load_schema
+
+DATA = Path(__file__).resolve().parent / "data" / "starter"
+FIXTURE = "attest-hello"
+TEST_FILE = Path("tests") / "test_attest_hello.py"
+POLICY_FILE = Path(".attest") / "policy.yml"
+WORKFLOWS = {"pr-gate.yml": "attest-pr-gate.yml", "publish.yml": "attest-publish.yml"}
+ACTION = "attest-toolkit/attest-toolkit"
+NEXT = "pytest tests/test_attest_hello.py"
+
+FIRST_TEST = f'''"""Your first attest test: it replays {DEFAULT_DIR.as_posix()}/{FIXTURE}.attest.json, offline.
+
+Replace `ask` with your agent, capture a real run with `attest capture --name NAME -- python agent.py`,
+and replay it the same way. Build model clients inside the `with` block: the official SDKs read
+OPENAI_BASE_URL and ANTHROPIC_BASE_URL when a client is built.
+"""
+
+import json
+import os
+import urllib.request
+
+
+def ask(content: str) -> str:
+    """Stands in for your agent: one chat completion, sent where OPENAI_BASE_URL points."""
+    body = {{
+        "model": "gpt-4o-mini",
+        "messages": [{{"role": "system", "content": "You are terse."}}, {{"role": "user", "content": content}}],
+    }}
+    request = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={{"content-type": "application/json", "authorization": "Bearer replayed"}},
+    )
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)["choices"][0]["message"]["content"]
+
+
+def test_hello_is_replayed(attest_replay):
+    with attest_replay("{FIXTURE}"):
+        assert ask("Say hello") == "Hello!"
+'''
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    wrote: bool  # False: it existed and was left as it was
+
+
+def init(root: Path) -> list[Written]:
+    """Write every starter file under `root` that does not exist yet; never overwrite one."""
+    files = {
+        Path(DEFAULT_DIR) / f"{FIXTURE}.attest.json": (DATA / f"{FIXTURE}.attest.json").read_text("utf-8"),
+        TEST_FILE: FIRST_TEST,
+        POLICY_FILE: policy_text(),
+    }
+    for source, target in WORKFLOWS.items():
+        files[Path(".github") / "workflows" / target] = pinned(read_workflow(source))
+    return [_write_new(root, path, text) for path, text in files.items()]
+
+
+def _write_new(root: Path, path: Path, text: str) -> Written:
+    target = root / path
+    if target.exists() or target.is_symlink():
+        return Written(path, False)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, text, mode=0o644)
+    return Written(path, True)
+
+
+def read_workflow(name: str) -> str:
+    return (DATA / "workflows" / name).read_text("utf-8")
+
+
+def pinned(workflow: str) -> str:
+    """The workflow with the action and the package at this version's tag, not the moving `v0`."""
+    tag = f"v{__version__}"
+    return workflow.replace(f"{ACTION}@v0", f"{ACTION}@{tag}")
+
+
+def policy_text() -> str:
+    """Every policy setting at its default, each under the schema's own explanation."""
+    schema = load_schema("policy.schema.json")
+    lines = [
+        "# attest policy: what a replayed test run must satisfy (`attest policy evaluate`, the action).",
+        "# Every setting is written out at its default; change what your project needs.",
+        "version: 1",
+    ]
+    for key, default in DEFAULTS.items():
+        lines += ["", f"# {schema['$defs'][key]['description']}", _yaml_line(key, default)]
+    overrides = schema["properties"]["overrides"]["description"]
+    lines += ["", f"# {overrides}", "# overrides:", "#   - paths: [tests/live/**]", "#     max_live_calls: 5"]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_line(key: str, value: object) -> str:
+    return yaml.safe_dump({key: value}, default_flow_style=False).strip()
+
+
+def report_lines(written: list[Written]) -> list[str]:
+    """What `attest init` prints: each file, written or kept, then the command to run next."""
+    lines = [f"{'wrote' if w.wrote else 'exists, left as it is'}: {w.path.as_posix()}" for w in written]
+    return [*lines, f"next: {NEXT}"]
+
+
+__all__ = ["init", "report_lines"]
