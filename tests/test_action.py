@@ -274,7 +274,7 @@ def test_a_fork_leaves_the_artifact_and_the_publish_workflow_comments(project: P
 
     assert result.returncode == 0, result.log
     assert project.comments() == []
-    [(_, _action, given)] = [u for u in result.uses if u[1].startswith("actions/upload-artifact@")]
+    [(_, _action, given)] = [u for u in result.uses if u[0].startswith("Upload the pull-request artifact")]
     assert given["name"] == "attest-pr"
     artifact = Path(given["path"])
     assert json.loads((artifact / "attest-pr.json").read_text())["pr_number"] == project.number
@@ -434,7 +434,7 @@ def test_a_fork_without_the_store_secrets_is_not_evaluated_and_says_why(project:
         ({"fixtures-store": "gcs"}, "fixtures-store must be s3 or empty"),
         ({"mode": "sometimes"}, "mode must be strict, auto or off"),
         ({"network": "host"}, "network must be none or guard"),
-        ({"comment": "yes"}, "take true or false"),
+        ({"comment": "yes"}, "true, false or on-change"),
         ({"shard": "1/2"}, "shard needs select: true"),
         ({"isolation": "image"}, "isolation image needs the inputs image and fixture"),
         (
@@ -483,7 +483,8 @@ def test_an_input_cannot_start_a_workflow_command_of_its_own(project: Project) -
 
 
 def test_a_base_commit_missing_from_the_checkout_says_to_fetch_it(project: Project) -> None:
-    result = project.run(select="true", base="0" * 40)
+    # (forty zeros is a push that created its branch: no base, not a missing one)
+    result = project.run(select="true", base="1" * 40)
 
     assert result.returncode == 3
     assert "fetch-depth: 0" in result.step("select").stdout

@@ -120,7 +120,7 @@ def test_a_changed_prompt_misses_naming_the_messages(flow: Flow) -> None:
         *agent("flow", "What is 1231 * 2332?"),
     )  # fmt: skip
     assert replayed.returncode == 2, replayed.stderr
-    miss = "replay miss: messages changed (hash "
+    miss = "replay miss: messages changed: messages[0].parts[0].text (hash "
     # The SDK raised Google's own 400 error, with the miss in it.
     assert f"google error 400: {miss}" in replayed.stderr
     assert miss in replayed.stdout + replayed.stderr
@@ -142,7 +142,7 @@ def test_a_changed_system_instruction_misses_naming_the_system_prompt(flow: Flow
         "flow",
     )
     assert replayed.returncode == 2
-    assert "google error 400: replay miss: system prompt changed (hash " in replayed.stderr
+    assert "google error 400: replay miss: system prompt changed: system.parts[0].text (hash " in replayed.stderr
 
 
 def test_a_live_call_in_auto_mode_is_priced_from_the_table(tmp_path: Path) -> None:

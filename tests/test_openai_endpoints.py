@@ -91,4 +91,4 @@ def test_every_endpoint_replays_strict_with_no_key_the_speech_byte_for_byte(flow
 def test_a_changed_embedding_input_misses_naming_the_params(flow: Flow) -> None:
     replayed = replay(flow, "goodbye")
     assert replayed.returncode == 2
-    assert "openai error 400: Error code: 400 - replay miss: params changed (hash " in replayed.stderr
+    assert "openai error 400: Error code: 400 - replay miss: params changed: input (hash " in replayed.stderr

@@ -348,7 +348,7 @@ def test_container_engine_and_session_bus_sockets_are_hidden(root_namespace: str
 # a sandboxed command try to connect to each socket and, through tmux, to run a command outside.
 SESSION = textwrap.dedent(
     """
-    import json, os, re, shutil, socket, subprocess, sys, tempfile
+    import glob, json, os, re, shutil, socket, subprocess, sys, tempfile, time
     env = dict(os.environ)
     paths = {}  # kind -> the socket a command inside could use to reach it
 
@@ -373,6 +373,9 @@ SESSION = textwrap.dedent(
     if shutil.which("screen"):
         os.makedirs("/run/screen", mode=0o777)
         run("screen", "-dmS", "work", "sleep", "600")
+        deadline = time.monotonic() + 30  # screen -dm returns before its daemon has made the socket
+        while not glob.glob("/run/screen/S-root/*") and time.monotonic() < deadline:
+            time.sleep(0.05)
         (name,) = os.listdir("/run/screen/S-root")
         paths["screen"] = "/run/screen/S-root/" + name
         env["STY"] = name
