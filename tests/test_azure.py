@@ -106,13 +106,17 @@ def replay(flow: Flow, *agent_args: str, **extra: str):
 def test_a_changed_prompt_misses_naming_the_messages(flow: Flow) -> None:
     replayed = replay(flow, "gpt-4o-prod", "Say goodbye")
     assert replayed.returncode == 2
-    assert "azure error 400: Error code: 400 - replay miss: messages changed: messages[0].content (hash " in replayed.stderr
+    miss = "replay miss: messages changed: messages[0].content (hash "
+    assert f"azure error 400: Error code: 400 - {miss}" in replayed.stderr
 
 
 def test_the_api_version_is_part_of_the_key(flow: Flow) -> None:
     replayed = replay(flow, OPENAI_API_VERSION="2025-04-01-preview")
     assert replayed.returncode == 2
-    assert "azure error 400: Error code: 400 - replay miss: params changed: query[0][1] (hash " in replayed.stderr
+    assert (
+        "azure error 400: Error code: 400 - replay miss: params changed: query[0][1] (hash "
+        in replayed.stderr
+    )
 
 
 def test_the_deployment_is_part_of_the_key(flow: Flow) -> None:

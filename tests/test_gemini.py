@@ -142,7 +142,9 @@ def test_a_changed_system_instruction_misses_naming_the_system_prompt(flow: Flow
         "flow",
     )
     assert replayed.returncode == 2
-    assert "google error 400: replay miss: system prompt changed: system.parts[0].text (hash " in replayed.stderr
+    assert (
+        "google error 400: replay miss: system prompt changed: system.parts[0].text (hash " in replayed.stderr
+    )
 
 
 def test_a_live_call_in_auto_mode_is_priced_from_the_table(tmp_path: Path) -> None:
