@@ -166,7 +166,7 @@ def test_a_live_call_in_auto_mode_is_priced_from_the_table(tmp_path: Path) -> No
     # million; the recording of the other question stays unused.
     assert live.stdout.splitlines() == [
         "answer: live",
-        "attest replay: 0 replayed · 1 live model calls · $0.78 · 1 recordings unused",
+        "attest replay: 0 replayed · 1 live model calls · $0.78 · 1 recording unused",
     ]
 
 

@@ -243,7 +243,7 @@ def test_in_ci_a_refused_record_mode_is_in_the_failure_and_the_hint_re_runs_the_
         assert upstream.requests == []
     summary = [line for line in refused.outlines if line.startswith("FAILED ")]
     assert summary == [
-        "FAILED test_agent.py::test_hello - replay miss: messages changed (hash "
+        "FAILED test_agent.py::test_hello - replay miss: messages changed: messages[0].content (hash "
         + summary[0].split("(hash ", 1)[1].split(")", 1)[0]
         + "); re-record with `pytest --attest-record=new test_agent.py::test_hello`"
     ]

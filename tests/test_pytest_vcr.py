@@ -172,7 +172,9 @@ def test_a_changed_request_fails_with_the_miss_and_a_marked_test_without_calls_n
     result = suite.runpytest_subprocess("-p", "no:recording", "-q")
     result.assert_outcomes(passed=1, failed=1)
     (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
-    assert failed.startswith("FAILED tests/test_chat.py::test_hello - replay miss: messages changed (hash ")
+    assert failed.startswith(
+        "FAILED tests/test_chat.py::test_hello - replay miss: messages changed: messages[0].content (hash "
+    )
     assert failed.endswith("re-record with `pytest --attest-record=new tests/test_chat.py::test_hello`")
     assert not (suite.path / FIXTURES / "tests.test_other.test_none.attest.json").exists()
 

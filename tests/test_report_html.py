@@ -83,7 +83,9 @@ def test_the_page_loads_from_disk_with_no_console_error_and_no_request(browser, 
     assert errors == []
     assert requests == [page_file.as_uri()]
     assert page.title() == "attest report"
-    assert page.locator(".line").inner_text() == "2 replayed · 0 live model calls · $0.00"
+    assert (
+        page.locator(".line").inner_text() == "2 replayed · 0 live model calls · $0.00 · 1 missed · 2 failed"
+    )
 
 
 def test_every_section_is_present_with_its_rows(browser, page_file: Path):
