@@ -25,6 +25,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import attest_toolkit
 import pytest
 from attest_toolkit.sandbox import SandboxError, choose_strategy, run_isolated
 from attest_toolkit.sandbox.confine import Confinement
@@ -436,8 +437,22 @@ SESSION = textwrap.dedent(
 )
 
 
+def fresh_mounts(points: tuple[str, ...]) -> str:
+    """Shell that mounts an empty tmpfs on each of `points`, keeping the virtualenv and the package
+    where they are when the clone lives under one of them (a clone in `mktemp -d`, say)."""
+    keep = [p for p in {sys.prefix, str(Path(attest_toolkit.__file__).parents[1])} if p.startswith(points)]
+    holder = "/dev/shm/attest-keep-$$"
+    steps = [f"mkdir -p {holder}/{i} && mount --bind '{k}' {holder}/{i}" for i, k in enumerate(keep)]
+    steps += [f"mount -t tmpfs tmpfs {point}" for point in points]
+    steps += [
+        f"mkdir -p '{k}' && mount --bind {holder}/{i} '{k}' && umount {holder}/{i}"
+        for i, k in enumerate(keep)
+    ]
+    return " && ".join([*steps, f"rm -rf {holder}"] if keep else steps)
+
+
 def test_the_users_session_sockets_are_out_of_reach(root_namespace: str) -> None:
-    mounts = "mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/tmp"
+    mounts = fresh_mounts(("/tmp", "/run", "/var/tmp"))
     private = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
     done = subprocess.run(
         [*private, "sh", "-c", f'{mounts} && exec "$@"', "sh", PY, "-c", SESSION],
