@@ -241,24 +241,26 @@ class LiveForwarder:
             async for chunk in upstream.content.iter_any():
                 chunks.append(chunk)
                 writable = writable and await _write(response, chunk, keep_reading, chunks)
+            body = b"".join(chunks)
+            # Recorded before the answer ends: a command that exits as soon as it has its last answer
+            # never races the recorder (its output and the progress line keep their order).
+            if on_exchange is not None:
+                exchange = Exchange(
+                    method=request.method,
+                    path=path,
+                    query=request.query_string,
+                    request_body=request_content(raw, request.headers.get("content-encoding")),
+                    status=upstream.status,
+                    response_headers=[
+                        (k, v) for k, v in upstream.headers.items() if k.lower() not in _DROP_RESPONSE
+                    ],
+                    response_body=body,
+                )
+                result = on_exchange(exchange)
+                if result is not None:
+                    await result
             if writable:
                 await _write(response, None, keep_reading, chunks)
-        body = b"".join(chunks)
-        if on_exchange is not None:
-            exchange = Exchange(
-                method=request.method,
-                path=path,
-                query=request.query_string,
-                request_body=request_content(raw, request.headers.get("content-encoding")),
-                status=upstream.status,
-                response_headers=[
-                    (k, v) for k, v in upstream.headers.items() if k.lower() not in _DROP_RESPONSE
-                ],
-                response_body=body,
-            )
-            result = on_exchange(exchange)
-            if result is not None:
-                await result
         return response, body
 
     @staticmethod
