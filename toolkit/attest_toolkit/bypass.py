@@ -17,9 +17,10 @@ httpx's default transports are not watched; the egress guard and network isolati
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -29,12 +30,33 @@ from .guard.hosts import is_blocked_host
 COMPONENT = "bypass"
 
 
-def message(host: str) -> str:
+# Each runner's words for where the client should be built: what starts the replay, how a client is
+# built, and the fix.
+RUNNERS = {
+    "pytest": ("attest_replay", "", "build it inside the block"),
+    "vitest": ("useReplay", "new ", "build it after useReplay"),
+}
+
+
+def _provider(host: str) -> str:
+    return "anthropic" if "anthropic" in host else "openai"
+
+
+def message(host: str, runner: str = "pytest") -> str:
     """The one line a blocked call fails its test with."""
+    opener, new, fix = RUNNERS[runner]
+    client = "Anthropic()" if _provider(host) == "anthropic" else "OpenAI()"
     return (
         f"attest replay: a call to {host} went around the replay; the likely cause is a client built "
-        "before attest_replay (a module-level OpenAI() keeps the provider's URL): build it inside the block"
+        f"before {opener} (a module-level {new}{client} keeps the provider's URL): {fix}"
     )
+
+
+def refusal_body(host: str, runner: str = "pytest") -> dict[str, Any]:
+    """The provider-shaped error a blocked call is answered with (a miss's, which the SDKs do not retry)."""
+    from .engine.diagnose import miss_body
+
+    return miss_body(_provider(host), message(host, runner))
 
 
 @dataclass
@@ -118,20 +140,55 @@ def guard_on() -> bool:
 
 
 def _count_miss(watch: Watch, request: Any) -> None:
-    miss = {"message": message(request.url.host), "component": COMPONENT, "fixture": watch.fixture}
+    _count_blocked(watch, request.url.host, "pytest")
+
+
+def _count_blocked(watch: Watch, host: str, runner: str) -> None:
+    miss = {"message": message(host, runner), "component": COMPONENT, "fixture": watch.fixture}
     with watch.lock:
         watch.misses.append({**miss, "not_evaluated": False})
 
 
 def _refusal(module: ModuleType, request: Any) -> Any:
     """The answer a miss gets: provider-shaped, and not retried by the SDKs."""
-    from .engine.diagnose import MISS_HEADERS, miss_body
+    from .engine.diagnose import MISS_HEADERS
 
-    host = request.url.host
-    provider = "anthropic" if "anthropic" in host else "openai"
-    return module.Response(
-        400, headers=list(MISS_HEADERS), json=miss_body(provider, message(host)), request=request
-    )
+    body = refusal_body(request.url.host)
+    return module.Response(400, headers=list(MISS_HEADERS), json=body, request=request)
+
+
+def refusal(host: str, runner: str) -> dict[str, Any]:
+    """A blocked call's answer for a runner in another process (the Vitest helper), which sends it."""
+    from .engine.diagnose import MISS_HEADERS
+
+    return {
+        "status": 400,
+        "headers": [*map(list, MISS_HEADERS)],
+        "body": json.dumps(refusal_body(host, runner)),
+    }
+
+
+def reported(report: dict[str, Any]) -> Watch:
+    """What a runner in another process saw go around its replay (`{"runner", "fixture", "blocked":
+    [host, ...], "live": [{"model", "content_type", "content_encoding", "body": base64 or null}]}`),
+    counted and priced as this module counts its own calls."""
+    runner = report.get("runner", "vitest")
+    if runner not in RUNNERS:
+        raise ValueError(f"unknown runner {runner!r}")
+    watch = Watch(str(report["fixture"]), blocks=bool(report.get("blocked")))
+    for host in report.get("blocked", []):
+        _count_blocked(watch, str(host), runner)
+    for sent in report.get("live", []):
+        model = sent.get("model")
+        call: dict[str, Any] = {"model": model if isinstance(model, str) else None, "cost_usd": None}
+        if sent.get("body") is not None:
+            headers = {
+                "content-type": sent.get("content_type") or "",
+                "content-encoding": sent.get("content_encoding"),
+            }
+            _price(call, headers, [base64.b64decode(sent["body"])])
+        watch.live_calls.append(call)
+    return watch
 
 
 def _count_live(watch: Watch, request: Any) -> dict[str, Any]:
@@ -150,12 +207,12 @@ def _model_of(request: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _price(call: dict[str, Any], response: Any, chunks: list[bytes]) -> None:
+def _price(call: dict[str, Any], headers: Mapping[str, Any], chunks: list[bytes]) -> None:
     from .engine.pricing import cost_usd, usage_of
     from .normalize import request_content
 
-    body = request_content(b"".join(chunks), response.headers.get("content-encoding"))
-    cost = cost_usd(call["model"], usage_of(body, response.headers.get("content-type", "")))
+    body = request_content(b"".join(chunks), headers.get("content-encoding"))
+    cost = cost_usd(call["model"], usage_of(body, headers.get("content-type") or ""))
     call["cost_usd"] = None if cost is None else round(cost, 6)
 
 
@@ -167,7 +224,7 @@ def _tee_sync(module: ModuleType, response: Any, call: dict[str, Any]) -> Any:
             for chunk in inner:
                 chunks.append(chunk)
                 yield chunk
-            _price(call, response, chunks)
+            _price(call, response.headers, chunks)
 
         def close(self) -> None:
             inner.close()
@@ -183,7 +240,7 @@ def _tee_async(module: ModuleType, response: Any, call: dict[str, Any]) -> Any:
             async for chunk in inner:
                 chunks.append(chunk)
                 yield chunk
-            _price(call, response, chunks)
+            _price(call, response.headers, chunks)
 
         async def aclose(self) -> None:
             await inner.aclose()

@@ -3,6 +3,7 @@
  * request line ({"open": {...}} or {"close": id}) until its standard input ends, so it ends with the
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
  */
+import type { BypassReport, Refusal } from "./bypass.js";
 import { type Mode } from "./mode.js";
 /** One miss as the engine reports it. */
 export interface Miss {
@@ -67,7 +68,10 @@ export declare class WorkerEngine {
     /** End it: it exits when its input ends. */
     retire(): void;
     open(spec: SessionSpec): Promise<OpenSession>;
-    close(id: string): Promise<ReplaySummary>;
+    /** End the session; the engine counts what went around it (`bypass`) in its summary. */
+    close(id: string, bypass?: BypassReport): Promise<ReplaySummary>;
+    /** The answer a call that went around the replay gets, in the engine's words. */
+    refusal(host: string): Promise<Refusal>;
     private start;
     /** One request and its reply, after any request before it. */
     private request;

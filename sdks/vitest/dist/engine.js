@@ -93,9 +93,14 @@ export class WorkerEngine {
         const reply = await this.request({ open: { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive } }, "opening this replay");
         return { id: reply.id, env: reply.env };
     }
-    async close(id) {
-        const reply = await this.request({ close: id }, "serving this replay");
+    /** End the session; the engine counts what went around it (`bypass`) in its summary. */
+    async close(id, bypass) {
+        const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
         return reply.summary;
+    }
+    /** The answer a call that went around the replay gets, in the engine's words. */
+    async refusal(host) {
+        return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay"));
     }
     async start() {
         await new Promise((resolve, reject) => {

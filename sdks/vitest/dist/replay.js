@@ -15,6 +15,7 @@
  */
 import path from "node:path";
 import { onTestFinished, TestRunner } from "vitest";
+import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
 import { missLocation, replayFacts } from "./facts.js";
@@ -53,6 +54,7 @@ export async function useReplay(name, options = {}) {
     }
     if (block)
         guard.install();
+    const unwatch = bypass.watch(new bypass.Watch(name, mode === "strict" || block, (host) => engine.refusal(host)));
     const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
     Object.assign(process.env, session.env);
     let stopping;
@@ -63,7 +65,7 @@ export async function useReplay(name, options = {}) {
                 guard.uninstall();
             if (active === owner)
                 active = undefined;
-            stopping = engine.close(session.id);
+            stopping = engine.close(session.id, unwatch());
         }
         return stopping;
     };

@@ -8,6 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
 
+import type { BypassReport, Refusal } from "./bypass.js";
 import { ReplayError, type Mode } from "./mode.js";
 
 /** One miss as the engine reports it. */
@@ -144,9 +145,15 @@ export class WorkerEngine {
     return { id: reply.id as string, env: reply.env as Record<string, string> };
   }
 
-  async close(id: string): Promise<ReplaySummary> {
-    const reply = await this.request({ close: id }, "serving this replay");
+  /** End the session; the engine counts what went around it (`bypass`) in its summary. */
+  async close(id: string, bypass?: BypassReport): Promise<ReplaySummary> {
+    const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
     return reply.summary as ReplaySummary;
+  }
+
+  /** The answer a call that went around the replay gets, in the engine's words. */
+  async refusal(host: string): Promise<Refusal> {
+    return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay")) as unknown as Refusal;
   }
 
   private async start(): Promise<void> {

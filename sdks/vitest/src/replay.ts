@@ -18,6 +18,7 @@ import path from "node:path";
 
 import { onTestFinished, type TestContext, TestRunner } from "vitest";
 
+import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
 import { type AttestMeta, type Location, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
@@ -90,6 +91,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
     throw error;
   }
   if (block) guard.install();
+  const unwatch = bypass.watch(new bypass.Watch(name, mode === "strict" || block, (host) => engine.refusal(host)));
   const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
   Object.assign(process.env, session.env);
 
@@ -99,7 +101,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
       restore(saved);
       if (block) guard.uninstall();
       if (active === owner) active = undefined;
-      stopping = engine.close(session.id);
+      stopping = engine.close(session.id, unwatch());
     }
     return stopping;
   };

@@ -60,19 +60,12 @@ describe("the provider hosts", () => {
 });
 
 describe('useReplay(name, { egress: "block" })', () => {
-  it("fails a client with a hard-coded provider URL, in both SDKs, while the replay itself works", async () => {
+  // A client with a hard-coded provider URL inside such a replay meets the guard, and its test fails
+  // as a call that went around the replay: test/bypass.test.ts runs that.
+  it("fails a plain socket to a provider host while the replay itself works", async () => {
     await useReplay("example", { fixturesDir: EXAMPLE_FIXTURES, mode: "strict", egress: "block" });
     expect((await runRefundAgent()).answer).toContain("refunded twice");
 
-    const openai = new OpenAI({ baseURL: "https://api.openai.com/v1", apiKey: KEY, maxRetries: 0 });
-    const blocked = await blockedBy(ask(openai));
-    expect(blocked.message).toBe("attest egress guard: connection to api.openai.com:443 blocked");
-
-    const anthropic = new Anthropic({ baseURL: "https://api.anthropic.com", apiKey: KEY, maxRetries: 0 });
-    expect((await blockedBy(askClaude(anthropic))).message).toBe("attest egress guard: connection to api.anthropic.com:443 blocked");
-
-    // Plain sockets and fetch go through the same hook.
-    expect((await blockedBy(fetch("https://openrouter.ai/api/v1/models"))).host).toBe("openrouter.ai");
     const socket = net.connect(80, "api.groq.com");
     const error = await new Promise((resolve) => socket.once("error", resolve));
     expect(error).toBeInstanceOf(EgressBlockedError);

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .. import bypass
 from ..errors import AttestError, UsageError
 from ..fixture import fixture_path
 from . import lane
@@ -241,7 +242,9 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
             if session is not None:  # what the runner needs to key its own calls for the lane
                 reply["served"] = session.served
             return reply
-        return {"summary": app.close(request["close"])}
+        if "refusal" in request:
+            return bypass.refusal(str(request["refusal"]["host"]), request["refusal"]["runner"])
+        return {"summary": closed(app, request)}
     except AttestError as exc:
         return {"error": str(exc), "exit_code": exc.exit_code}
     except (ValueError, KeyError, TypeError):
@@ -249,3 +252,12 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
     except Exception as exc:  # whatever one session hits is its own failure, never the engine's
         problem = f"the replay engine could not open this session: {type(exc).__name__}: {exc}"
         return {"error": problem, "exit_code": 3}
+
+
+def closed(app: ReplayApp, request: dict[str, Any]) -> dict[str, Any]:
+    """The session's summary, with what the runner saw go around it (see `bypass.reported`)."""
+    watch = bypass.reported(request["bypass"]) if request.get("bypass") else None  # read before it closes
+    summary = app.close(request["close"])
+    if watch is not None:
+        watch.add_to(summary)
+    return summary
