@@ -45,12 +45,69 @@ def test_rows_become_a_validated_redacted_report(tmp_path: Path) -> None:
     assert KEY not in out.read_text(encoding="utf-8")
 
 
+def test_a_row_s_facts_are_computed_from_its_sessions_as_pytest_computes_them(tmp_path: Path) -> None:
+    miss = {
+        "message": "replay miss: model changed",
+        "component": "model",
+        "fixture": "f",
+        "not_evaluated": True,
+    }
+    drift = {
+        "message": "replay drift: model call 1: params changed: temperature",
+        "paths": ["params.temperature"],
+    }
+    session = {
+        "mode": "auto",
+        "fixtures": ["tests/attest/fixtures/f.attest.json"],
+        "fixture": "tests/attest/fixtures/f.attest.json",
+        "replayed": 1,
+        "live": 0,
+        "live_cost_usd": 0.0,
+        "unpriced": 0,
+        "unused": 2,
+        "misses": 1,
+        "miss_list": [miss],
+        "drift": 1,
+        "drift_list": [drift],
+        "tool_replayed": 3,
+        "tool_live": 0,
+        "keys": ["k1"],
+    }
+    location = {"file": "src/agent.ts", "line": 12}
+    row = {
+        **ROW,
+        "outcome": "not_evaluated",
+        "reason": "replay_miss",
+        "sessions": [session],
+        "miss_location": location,
+    }
+    out = tmp_path / "attest-report.json"
+    done = engine_report(json.dumps({"runner": "vitest", "tests": [row]}), out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    replay = report["tests"][0]["replay"]
+    assert (replay["unused"], replay["tool_replayed"], replay["drift"]) == (2, 3, 1)
+    assert replay["drift_message"] == drift["message"] and replay["drift_paths"] == ["params.temperature"]
+    assert replay["miss"] == {
+        "message": miss["message"],
+        "component": "model",
+        "fixture": "f",
+        "location": location,
+    }
+    assert "sessions" not in report["tests"][0] and "miss_location" not in report["tests"][0]
+    assert report["summary"]["replay"]["unused"] == 2 and report["summary"]["replay"]["tool_replayed"] == 3
+
+
 def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
     out = tmp_path / "attest-report.json"
     for stdin, words in (
         ("not json", "standard input: not JSON"),
         ("[]", "standard input: expected"),
         (json.dumps({"tests": [{**ROW, "outcome": "maybe"}]}), "invalid at /tests/0/outcome: must be one of"),
+        (
+            json.dumps({"tests": [{**ROW, "sessions": [{"mode": "strict"}]}]}),
+            "standard input: test 't.test.ts::refunds': sessions are not the engine's summaries",
+        ),
     ):
         done = engine_report(stdin, out)
         assert done.returncode == 3, done.stderr

@@ -1,9 +1,10 @@
 """@attest-ai/vitest (sdks/vitest): its own suite, run by real Vitest with the official openai and
 @anthropic-ai/sdk packages against fixtures this side makes.
 
-The fixtures: the bundled example (examples/fixtures), a run of the package's Anthropic agent recorded
-by `attest capture` against a scripted upstream, and, when ../shared is there, real cassettes imported
-by `attest fixture import`. `make test` installs the package's dependencies from its lockfile first.
+The fixtures: the bundled example (examples/fixtures) and a copy with an ignore rule, a run of the
+package's Anthropic agent recorded by `attest capture` against a scripted upstream, and, when
+../shared is there, real cassettes imported by `attest fixture import`. `make test` installs the
+package's dependencies from its lockfile first.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from attest_toolkit import fixture as fx
 from conftest import REAL_CASSETTES, REPO, clean_env, run_cli
 from upstream import FakeUpstream, Reply
 
@@ -113,6 +115,14 @@ def capture_weather(fixtures: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def write_example_with_rules(fixtures: Path) -> None:
+    """The bundled example with an ignore rule, so a changed temperature is served as drift."""
+    doc = fx.read_fixture(REPO / "examples" / "fixtures" / "example.attest.json")
+    fx.write_fixture(
+        fixtures / "example-ignore.attest.json", {**doc, "match": {"ignore": ["params.temperature"]}}
+    )
+
+
 def import_cassettes(fixtures: Path) -> bool:
     """Import the real cassettes when ../shared is there; False when it is not."""
     if not all((REAL_CASSETTES / relative).exists() for relative in CASSETTES.values()):
@@ -161,6 +171,7 @@ def test_vitest_suite_passes(tmp_path: Path) -> None:
     fixtures = tmp_path / "fixtures"
     fixtures.mkdir()
     capture_weather(fixtures)
+    write_example_with_rules(fixtures)
     shared = import_cassettes(fixtures)
     results = tmp_path / "vitest.json"
     done = run_vitest(fixtures, results, shared)

@@ -523,7 +523,7 @@ class AttestPlugin:
             facts = dict(props[PROPERTY])
             self.keys[report.nodeid] = facts.pop("keys", [])
             if "miss" in facts:
-                facts["miss"] = {k: v for k, v in facts["miss"].items() if k != "not_evaluated"}
+                facts["miss"] = reports.row_miss(facts["miss"])
             row["replay"] = facts
         outcome = self.outcome(report, props)
         if outcome is not None:

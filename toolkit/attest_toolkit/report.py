@@ -222,6 +222,15 @@ def replay_facts(sessions: list[dict[str, Any]], fixtures: Iterable[str]) -> dic
     return facts
 
 
+def row_miss(miss: dict[str, Any], location: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A miss as a test row keeps it: without the runner's own `not_evaluated` flag (the row's outcome
+    says it), with where the agent made the call when it is known."""
+    kept = {key: value for key, value in miss.items() if key != "not_evaluated"}
+    if location:
+        kept["location"] = location
+    return kept
+
+
 def outcome_counts(tests: Iterable[Test]) -> dict[str, int]:
     counts = dict.fromkeys(OUTCOMES, 0)
     for test in tests:

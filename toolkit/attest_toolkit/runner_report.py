@@ -1,9 +1,12 @@
 """report-v2 for test runners in other languages (the Vitest reporter): test rows in, the report out.
 
-The runner sends its rows on standard input as `{"runner": NAME, "guard": BOOL, "tests": [...]}`;
-this side adds what only the toolkit knows (the run's egress, probed in the runner's own network
-namespace; the environment), redacts secrets in the free-text fields and validates the whole report,
-so a Vitest run's report is the pytest helper's report, checked by the same code.
+The runner sends its rows on standard input as `{"runner": NAME, "guard": BOOL, "tests": [...]}`, a
+row that replayed with the engine's summaries of its sessions as they are (`sessions`, and where its
+miss was made, `miss_location`): the row's facts are computed here by `report.replay_facts`, the
+function the pytest helper uses, so no runner keeps a copy of it. This side also adds what only the
+toolkit knows (the run's egress, probed in the runner's own network namespace; the environment),
+redacts secrets in the free-text fields and validates the whole report, so a Vitest run's report is
+the pytest helper's report, checked by the same code.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def write_from_rows(source: IO[str], output: Path) -> list[str]:
         raise UsageError('standard input: expected {"runner": ..., "guard": ..., "tests": [...]}')
     runner = doc.get("runner") if isinstance(doc.get("runner"), str) else None
     built = reports.build_report(
-        doc["tests"],
+        [with_facts(row) for row in doc["tests"]],
         egress=egress_facts(bool(doc.get("guard"))),
         environment=reports.default_environment(runner),
         duration=doc.get("duration") if isinstance(doc.get("duration"), (int, float)) else None,
@@ -47,3 +50,21 @@ def write_from_rows(source: IO[str], output: Path) -> list[str]:
     if not any("replay" in t for t in built["tests"]):
         return []
     return run_end_lines(built["tests"], built["summary"]["replay"])
+
+
+def with_facts(row: Any) -> Any:
+    """The row with its sessions' summaries turned into its `replay` facts (a row without them is
+    left as it came: the report's validation judges it)."""
+    if not isinstance(row, dict) or "sessions" not in row:
+        return row
+    row = dict(row)
+    sessions, location = row.pop("sessions"), row.pop("miss_location", None)
+    try:
+        facts = reports.replay_facts(sessions, (s["fixture"] for s in sessions))
+    except (KeyError, TypeError, IndexError) as exc:
+        raise UsageError(
+            f"standard input: test {row.get('id')!r}: sessions are not the engine's summaries"
+        ) from exc
+    if "miss" in facts:
+        facts["miss"] = reports.row_miss(facts["miss"], location)
+    return {**row, "replay": facts}

@@ -1,35 +1,25 @@
-/** What a test's replays add to its result: the facts report-v2 keeps, carried in the task's meta. */
-import type { LiveCall, Miss, ReplaySummary } from "./engine.js";
-import type { Mode } from "./mode.js";
+/**
+ * What a test's replays add to its result, carried in the task's meta: the engine's own summaries of
+ * its sessions, as they are. The reporter sends them to `attest-engine report`, which computes the
+ * row's facts with the function the pytest helper uses, so both runners report the same facts.
+ */
+import type { ReplaySummary } from "./engine.js";
 export interface Location {
     file: string;
     line: number;
 }
-export interface ReplayFacts {
-    fixtures: string[];
-    mode: Mode;
-    replayed: number;
-    live: number;
-    live_cost_usd: number;
-    unpriced: number;
-    misses: number;
-    live_calls?: LiveCall[];
-    miss?: Omit<Miss, "fixture"> & {
-        fixture: string;
-        location?: Location;
-    };
-}
-/** `task.meta.attest`: the facts, and how the verdict changed the test. */
+/** One replay session's summary, with the fixture file it replayed (absolute in the worker). */
+export type SessionSummary = ReplaySummary & {
+    fixture: string;
+};
+/** `task.meta.attest`: the test's sessions, where its miss was made, and how the verdict changed the test. */
 export interface AttestMeta {
-    replay: ReplayFacts;
+    sessions: SessionSummary[];
+    location?: Location;
     outcome?: "not_evaluated";
     message?: string;
     egress?: "block";
 }
-/** The test's replays summed up, with its first miss (as the pytest helper reports them). */
-export declare function replayFacts(summaries: ReadonlyArray<ReplaySummary & {
-    fixture: string;
-}>, location: Location | undefined): ReplayFacts;
 /**
  * Where the agent's call was made: the innermost stack frame, in the errors the test failed with,
  * that is in the repository's own code (under `root`, outside node_modules).

@@ -1,32 +1,10 @@
-/** What a test's replays add to its result: the facts report-v2 keeps, carried in the task's meta. */
+/**
+ * What a test's replays add to its result, carried in the task's meta: the engine's own summaries of
+ * its sessions, as they are. The reporter sends them to `attest-engine report`, which computes the
+ * row's facts with the function the pytest helper uses, so both runners report the same facts.
+ */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-/** The test's replays summed up, with its first miss (as the pytest helper reports them). */
-export function replayFacts(summaries, location) {
-    const sum = (key) => summaries.reduce((total, s) => total + s[key], 0);
-    const misses = summaries.flatMap((s) => s.miss_list);
-    const facts = {
-        fixtures: [...new Set(summaries.map((s) => s.fixture))].sort(),
-        mode: summaries[summaries.length - 1].mode,
-        replayed: sum("replayed"),
-        live: sum("live"),
-        live_cost_usd: Math.round(sum("live_cost_usd") * 1e6) / 1e6,
-        unpriced: sum("unpriced"),
-        misses: misses.length,
-    };
-    const liveCalls = summaries.flatMap((s) => s.live_list ?? []);
-    if (liveCalls.length > 0)
-        facts.live_calls = liveCalls;
-    if (misses.length > 0) {
-        const first = misses[0];
-        facts.miss = { message: first.message, component: first.component, fixture: first.fixture, not_evaluated: first.not_evaluated };
-        if (first.paths?.length)
-            facts.miss.paths = first.paths;
-        if (location)
-            facts.miss.location = location;
-    }
-    return facts;
-}
 // A V8 stack frame: "at fn (file:line:col)" or "at file:line:col".
 const FRAME = /^\s*at (?:.*? \()?(.+?):(\d+):\d+\)?$/;
 /**

@@ -6,6 +6,6 @@ import * as guard from "./guard/index.js";
 export { useReplay, DEFAULT_FIXTURES_DIR, type ReplayHandle, type ReplayOptions } from "./replay.js";
 export { defaultMode, MODES, type Mode, ReplayError, resolveMode } from "./mode.js";
 export type { Miss, ReplaySummary } from "./engine.js";
-export type { AttestMeta, ReplayFacts } from "./facts.js";
+export type { AttestMeta, SessionSummary } from "./facts.js";
 export { EgressBlockedError, BLOCKED_HOSTS, isBlockedHost } from "./guard/index.js";
 export { guard };

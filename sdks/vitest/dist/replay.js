@@ -18,7 +18,7 @@ import { onTestFinished, TestRunner } from "vitest";
 import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
-import { missLocation, replayFacts } from "./facts.js";
+import { missLocation } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
 import { egressFromEnv, ReplayError, resolveMode, strictMisses } from "./mode.js";
 export const DEFAULT_FIXTURES_DIR = "tests/attest/fixtures";
@@ -109,15 +109,16 @@ function verdict(context, state) {
     const result = task.result;
     const errors = result?.state === "fail" ? (result.errors ?? []) : [];
     const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
-    const facts = replayFacts(summaries, location);
-    if (facts.misses > 0)
-        missed.set(task, { summaries: summaries.filter((s) => s.misses > 0), location });
-    const meta = { replay: facts };
+    const miss = summaries.flatMap((s) => s.miss_list)[0]; // the first miss is the one shown
+    if (miss)
+        missed.set(task, { summaries: summaries.filter((s) => s.miss_list.length > 0), location });
+    const meta = { sessions: summaries };
+    if (miss && location)
+        meta.location = location;
     if (state.guard)
         meta.egress = "block";
     task.meta.attest = meta;
-    const miss = facts.miss;
-    if (state.guard && facts.live > 0) {
+    if (state.guard && summaries.some((s) => s.live > 0)) {
         fail(context, meta, GUARD_LIVE);
     }
     else if (miss && (!miss.not_evaluated || strictMisses())) {

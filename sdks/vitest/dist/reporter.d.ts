@@ -27,7 +27,5 @@ export default class AttestReporter implements Reporter {
     onTestRunEnd(testModules: ReadonlyArray<TestModule>): void;
     private moduleRows;
     private row;
-    /** The facts with repository-relative paths and without the worker-only flag. */
-    private replay;
     private relative;
 }

@@ -83,21 +83,12 @@ export default class AttestReporter {
             row.outcome = "skipped";
             row.message = result.state === "skipped" ? (result.note ?? null) : null;
         }
-        if (meta?.replay)
-            row.replay = this.replay(meta.replay);
-        return row;
-    }
-    /** The facts with repository-relative paths and without the worker-only flag. */
-    replay(facts) {
-        const out = { ...facts, fixtures: facts.fixtures.map((f) => this.relative(f)) };
-        if (facts.miss) {
-            const { not_evaluated: _, location, ...miss } = facts.miss;
-            const kept = { ...miss, fixture: this.relative(miss.fixture) };
-            if (location)
-                kept.location = { file: this.relative(location.file), line: location.line };
-            out.miss = kept;
+        if (meta?.sessions?.length) {
+            row.sessions = meta.sessions.map((s) => ({ ...s, fixture: this.relative(s.fixture), fixtures: s.fixtures.map((f) => this.relative(f)) }));
+            if (meta.location)
+                row.miss_location = { file: this.relative(meta.location.file), line: meta.location.line };
         }
-        return out;
+        return row;
     }
     relative(file) {
         return repositoryRelative(this.repo, file);

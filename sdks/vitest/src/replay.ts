@@ -21,7 +21,7 @@ import { onTestFinished, type TestContext, TestRunner } from "vitest";
 import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
-import { type AttestMeta, type Location, missLocation, replayFacts, type ReplayFacts } from "./facts.js";
+import { type AttestMeta, type Location, missLocation, type SessionSummary } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
 import { egressFromEnv, type Mode, ReplayError, resolveMode, strictMisses } from "./mode.js";
 
@@ -54,7 +54,7 @@ let active: { name: string } | undefined;
 
 // What each test's replays reported, collected until its verdict.
 interface TaskState {
-  summaries: Array<ReplaySummary & { fixture: string }>;
+  summaries: SessionSummary[];
   guard: boolean;
 }
 const states = new WeakMap<object, TaskState>();
@@ -144,13 +144,13 @@ function verdict(context: TestContext, state: TaskState): void {
   const result = task.result;
   const errors = result?.state === "fail" ? (result.errors ?? []) : [];
   const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
-  const facts: ReplayFacts = replayFacts(summaries, location);
-  if (facts.misses > 0) missed.set(task, { summaries: summaries.filter((s) => s.misses > 0), location });
-  const meta: AttestMeta = { replay: facts };
+  const miss = summaries.flatMap((s) => s.miss_list)[0]; // the first miss is the one shown
+  if (miss) missed.set(task, { summaries: summaries.filter((s) => s.miss_list.length > 0), location });
+  const meta: AttestMeta = { sessions: summaries };
+  if (miss && location) meta.location = location;
   if (state.guard) meta.egress = "block";
   (task.meta as Record<string, unknown>).attest = meta;
-  const miss = facts.miss;
-  if (state.guard && facts.live > 0) {
+  if (state.guard && summaries.some((s) => s.live > 0)) {
     fail(context, meta, GUARD_LIVE);
   } else if (miss && (!miss.not_evaluated || strictMisses())) {
     fail(context, meta, miss.message);

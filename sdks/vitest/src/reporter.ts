@@ -16,7 +16,7 @@ import path from "node:path";
 
 import type { Reporter, TestCase, TestModule, Vitest } from "vitest/node";
 
-import type { AttestMeta, Location, ReplayFacts } from "./facts.js";
+import type { AttestMeta, Location, SessionSummary } from "./facts.js";
 import { egressFromEnv } from "./mode.js";
 import { repositoryRelative, repositoryRoot } from "./paths.js";
 
@@ -37,7 +37,10 @@ interface Row {
   duration: number;
   message: string | null;
   reason?: string;
-  replay?: Record<string, unknown>;
+  // The engine's summaries of the test's sessions, and where its miss was made: `attest-engine report`
+  // computes the row's `replay` facts from them, as the pytest helper does.
+  sessions?: SessionSummary[];
+  miss_location?: Location;
 }
 
 export default class AttestReporter implements Reporter {
@@ -106,20 +109,11 @@ export default class AttestReporter implements Reporter {
       row.outcome = "skipped";
       row.message = result.state === "skipped" ? (result.note ?? null) : null;
     }
-    if (meta?.replay) row.replay = this.replay(meta.replay);
-    return row;
-  }
-
-  /** The facts with repository-relative paths and without the worker-only flag. */
-  private replay(facts: ReplayFacts): Record<string, unknown> {
-    const out: Record<string, unknown> = { ...facts, fixtures: facts.fixtures.map((f) => this.relative(f)) };
-    if (facts.miss) {
-      const { not_evaluated: _, location, ...miss } = facts.miss;
-      const kept: Record<string, unknown> = { ...miss, fixture: this.relative(miss.fixture) };
-      if (location) kept.location = { file: this.relative(location.file), line: location.line } satisfies Location;
-      out.miss = kept;
+    if (meta?.sessions?.length) {
+      row.sessions = meta.sessions.map((s) => ({ ...s, fixture: this.relative(s.fixture), fixtures: s.fixtures.map((f) => this.relative(f)) }));
+      if (meta.location) row.miss_location = { file: this.relative(meta.location.file), line: meta.location.line };
     }
-    return out;
+    return row;
   }
 
   private relative(file: string): string {

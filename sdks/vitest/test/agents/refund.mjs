@@ -1,6 +1,6 @@
 // The bundled example agent (examples/agent.py) in TypeScript's ecosystem: one tool-call round trip,
 // then a streamed answer, with the official openai package. `change` alters one part of a request,
-// to make each kind of replay miss.
+// to make each kind of replay miss (or, `firstCallOnly`, stops after the first call).
 import OpenAI from "openai";
 
 export const MODEL = "gpt-4o-mini";
@@ -45,6 +45,7 @@ export async function runRefundAgent(question = QUESTION, change = {}) {
   ];
   const first = await client.chat.completions.create({ ...request, messages });
   const reply = first.choices[0].message;
+  if (change.firstCallOnly) return { answer: "", toolCalls: reply.tool_calls ?? [], firstId: first.id };
   messages.push({ role: "assistant", tool_calls: reply.tool_calls });
   for (const call of reply.tool_calls ?? []) {
     const { order_id } = JSON.parse(call.function.arguments);
