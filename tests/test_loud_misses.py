@@ -7,12 +7,13 @@ request names the provider host, as a module-level client's does, and nothing le
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
 
 import pytest
-from conftest import chat_response
+from conftest import chat_request, chat_response, exchange, write_fixture
 from test_pytest_plugin import suite as plugin_suite
 from upstream import FakeUpstream, Reply
 
@@ -201,3 +202,49 @@ def test_the_vitest_reporter_gets_the_same_end_of_run_lines(tmp_path):
     assert lines[0] == "not evaluated: a.test.ts::misses: replay miss: tools changed (hash 1234567→89abcde)"
     assert lines[1] == "went live: a.test.ts::goes live → gpt-4o, $0.0012"
     assert lines[-1] == "attest replay: 0 replayed · 1 live model calls · $0.00 · 1 missed"
+
+
+def test_the_engine_counts_what_another_runner_saw_go_around_a_session(tmp_path):
+    """The Vitest helper's side of the control protocol: a refusal in the engine's words, and at a
+    session's close the hosts it blocked and the answers of the calls it let out, counted and priced."""
+    path = write_fixture(tmp_path, "t", [exchange(chat_request(), chat_response("served"))])
+    code = "import sys; from attest_toolkit.cli.engine import main; sys.argv[0]='attest-engine'; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+    def ask(request: dict) -> dict:
+        proc.stdin.write(json.dumps(request) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    assert "ready" in json.loads(proc.stdout.readline())
+    line = (
+        "attest replay: a call to api.anthropic.com went around the replay; the likely cause is a client built "
+        "before useReplay (a module-level new Anthropic() keeps the provider's URL): build it after useReplay"
+    )
+    refusal = ask({"refusal": {"host": "api.anthropic.com", "runner": "vitest"}})
+    assert refusal["status"] == 400 and ["x-should-retry", "false"] in refusal["headers"]
+    assert json.loads(refusal["body"])["error"]["message"] == line
+
+    opened = ask({"open": {"fixtures": [str(path)], "mode": "auto"}})
+    answer = base64.b64encode(priced_reply().body).decode()
+    live = {
+        "model": "gpt-4o-mini",
+        "content_type": "application/json",
+        "content_encoding": None,
+        "body": answer,
+    }
+    bypass = {"runner": "vitest", "fixture": "t", "blocked": ["api.anthropic.com"], "live": [live]}
+    assert (
+        "not a control request"
+        in ask({"close": opened["id"], "bypass": {**bypass, "runner": "jest"}})["error"]
+    )
+    summary = ask({"close": opened["id"], "bypass": bypass})["summary"]
+    assert summary["miss_list"] == [
+        {"message": line, "component": "bypass", "fixture": "t", "not_evaluated": False}
+    ]
+    assert summary["live_list"] == [{"model": "gpt-4o-mini", "cost_usd": 0.75}]
+    assert (summary["misses"], summary["live"], summary["live_cost_usd"]) == (1, 1, 0.75)
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
