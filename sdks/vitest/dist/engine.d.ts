@@ -2,6 +2,12 @@
  * One `attest-engine serve` per Vitest worker: it prints {"ready": ...}, then answers one JSON line per
  * request line ({"open": {...}} or {"close": id}) until its standard input ends, so it ends with the
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
+ *
+ * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
+ * after the first such open the client opens the next one with an id of its own and does not wait for
+ * the answer: the test's calls follow the open line, and the engine reads that line before any call
+ * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's one line.
  */
 import type { BypassReport, Refusal } from "./bypass.js";
 import { type Mode } from "./mode.js";
@@ -57,9 +63,9 @@ export declare class WorkerEngine {
     private readonly environment;
     readonly ready: Promise<void>;
     private readonly child;
-    private readonly replies;
-    private waiting;
-    private queue;
+    private readonly awaiting;
+    private readonly envs;
+    private readonly opening;
     private stderr;
     private exitCode;
     constructor(enginePath: string, environment: string);
@@ -72,14 +78,18 @@ export declare class WorkerEngine {
     close(id: string, bypass?: BypassReport): Promise<ReplaySummary>;
     /** The answer a call that went around the replay gets, in the engine's words. */
     refusal(host: string): Promise<Refusal>;
+    /** Whether an open sent without waiting worked, and gave the variables the test was told. */
+    private opened;
     private start;
-    /** One request and its reply, after any request before it. */
+    /** One request, once the engine is ready, and its answer. */
     private request;
+    /** Write one request now; its answer when it comes. */
+    private send;
+    private checked;
     private died;
+    /** The next answer, in the order asked; undefined once the engine has exited. */
+    private expect;
+    /** An answer to whoever asked first; anything that is not a JSON object line is skipped. */
     private deliver;
-    /** The next line it printed; undefined once it has exited. */
-    private nextLine;
-    /** The next JSON object line it printed, skipping anything else; undefined once it has exited. */
-    private nextMessage;
     private exited;
 }

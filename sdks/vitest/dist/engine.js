@@ -2,9 +2,15 @@
  * One `attest-engine serve` per Vitest worker: it prints {"ready": ...}, then answers one JSON line per
  * request line ({"open": {...}} or {"close": id}) until its standard input ends, so it ends with the
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
+ *
+ * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
+ * after the first such open the client opens the next one with an id of its own and does not wait for
+ * the answer: the test's calls follow the open line, and the engine reads that line before any call
+ * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's one line.
  */
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import { ReplayError } from "./mode.js";
 // What the engine printed on standard error, kept short for the error message.
@@ -52,14 +58,19 @@ function environmentPrint() {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
 }
+// Where a session's id stands in its variables (`.../r/<id>/openai/v1`), in the ones kept for reuse.
+const ID_SLOT = "/r/\u0000/";
 export class WorkerEngine {
     enginePath;
     environment;
     ready;
     child;
-    replies = [];
-    waiting;
-    queue = Promise.resolve();
+    // Whoever waits for each answer still to come, in the order the requests were written: the engine
+    // answers in that order.
+    awaiting = [];
+    // A session's variables with its id taken out, by fixture, mode and guard (see the module comment).
+    envs = new Map();
+    opening = new Map();
     stderr = "";
     exitCode; // undefined while it runs
     constructor(enginePath, environment) {
@@ -73,13 +84,14 @@ export class WorkerEngine {
         createInterface({ input: this.child.stdout, crlfDelay: Infinity }).on("line", (line) => this.deliver(line));
         this.child.once("close", (code) => {
             this.exitCode = code;
-            this.deliver(undefined);
+            for (const waiting of this.awaiting.splice(0))
+                waiting(undefined);
         });
         // The worker must be free to end while its engine idles; the engine then reads the end of its input.
         this.child.unref();
         for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr])
             stream.unref();
-        this.ready = this.start();
+        this.ready = this.start(this.expect()); // its first line, {"ready": ...}, comes unasked
     }
     /** True while it runs and was started with this environment. */
     usable(environment) {
@@ -90,11 +102,30 @@ export class WorkerEngine {
         this.child.stdin.end();
     }
     async open(spec) {
-        const reply = await this.request({ open: { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive } }, "opening this replay");
-        return { id: reply.id, env: reply.env };
+        const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
+        const key = JSON.stringify(open);
+        const known = this.envs.get(key);
+        if (known !== undefined && this.exitCode === undefined) {
+            const id = randomBytes(8).toString("hex"); // as random as the engine's own ids
+            const env = withId(known, id);
+            this.opening.set(id, { reply: this.send({ open: { ...open, id } }), key, env });
+            return { id, env };
+        }
+        const reply = await this.request({ open }, "opening this replay");
+        const id = reply.id;
+        const env = reply.env;
+        const kept = withoutId(env, id);
+        if (kept !== undefined)
+            this.envs.set(key, kept);
+        return { id, env };
     }
     /** End the session; the engine counts what went around it (`bypass`) in its summary. */
     async close(id, bypass) {
+        const opening = this.opening.get(id);
+        if (opening !== undefined) {
+            this.opening.delete(id);
+            await this.opened(id, opening);
+        }
         const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
         return reply.summary;
     }
@@ -102,76 +133,86 @@ export class WorkerEngine {
     async refusal(host) {
         return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay"));
     }
-    async start() {
+    /** Whether an open sent without waiting worked, and gave the variables the test was told. */
+    async opened(id, opening) {
+        const reply = this.checked(await opening.reply, "serving this replay"); // the test ran meanwhile
+        const env = reply.env;
+        if (JSON.stringify(env) === JSON.stringify(opening.env))
+            return;
+        this.envs.delete(opening.key);
+        await this.request({ close: id }, "serving this replay");
+        const error = new ReplayError("attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again");
+        error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
+        throw error;
+    }
+    async start(first) {
         await new Promise((resolve, reject) => {
             this.child.once("spawn", resolve);
             this.child.once("error", (error) => reject(cannotRun(this.enginePath, error)));
         });
-        const ready = await this.nextMessage();
+        const ready = await first;
         if (ready === undefined || !("ready" in ready)) {
             this.child.kill();
             const code = await this.exited();
             throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.stderr));
         }
     }
-    /** One request and its reply, after any request before it. */
-    request(message, doing) {
-        const turn = this.queue.then(async () => {
-            await this.ready;
-            if (this.exitCode !== undefined)
-                throw this.died(doing);
-            this.child.stdin.write(JSON.stringify(message) + "\n");
-            const reply = await this.nextMessage();
-            if (reply === undefined)
-                throw this.died(doing);
-            if (typeof reply.error === "string")
-                throw new ReplayError(`attest replay: ${reply.error}`);
-            return reply;
-        });
-        this.queue = turn.catch(() => undefined);
-        return turn;
+    /** One request, once the engine is ready, and its answer. */
+    async request(message, doing) {
+        await this.ready;
+        if (this.exitCode !== undefined)
+            throw this.died(doing);
+        return this.checked(await this.send(message), doing);
+    }
+    /** Write one request now; its answer when it comes. */
+    send(message) {
+        const reply = this.expect();
+        this.child.stdin.write(JSON.stringify(message) + "\n");
+        return reply;
+    }
+    checked(reply, doing) {
+        if (reply === undefined)
+            throw this.died(doing);
+        if (typeof reply.error === "string")
+            throw new ReplayError(`attest replay: ${reply.error}`);
+        return reply;
     }
     died(doing) {
         const error = new ReplayError(engineFailure(`attest replay: the replay engine exited while ${doing}; the next test gets a new engine`, this.stderr));
         error.stack = `${error.name}: ${error.message}`; // one line: the engine's end is the story
         return error;
     }
-    deliver(line) {
-        if (this.waiting !== undefined) {
-            const waiting = this.waiting;
-            this.waiting = undefined;
-            this.child.stdout.unref();
-            waiting(line);
-        }
-        else if (line !== undefined) {
-            this.replies.push(line);
-        }
-    }
-    /** The next line it printed; undefined once it has exited. */
-    nextLine() {
-        const line = this.replies.shift();
-        if (line !== undefined || this.exitCode !== undefined)
-            return Promise.resolve(line);
-        // Awaited, the reply keeps the process alive (idle, the engine does not: see the constructor).
+    /** The next answer, in the order asked; undefined once the engine has exited. */
+    expect() {
+        if (this.exitCode !== undefined)
+            return Promise.resolve(undefined);
+        // Awaited, an answer keeps the process alive (idle, the engine does not: see the constructor).
         this.child.stdout.ref();
-        return new Promise((resolve) => (this.waiting = resolve));
+        return new Promise((resolve) => this.awaiting.push(resolve));
     }
-    /** The next JSON object line it printed, skipping anything else; undefined once it has exited. */
-    async nextMessage() {
-        for (;;) {
-            const line = await this.nextLine();
-            if (line === undefined)
-                return undefined;
-            const message = parse(line);
-            if (message !== undefined)
-                return message;
-        }
+    /** An answer to whoever asked first; anything that is not a JSON object line is skipped. */
+    deliver(line) {
+        const message = parse(line);
+        if (message === undefined)
+            return;
+        const waiting = this.awaiting.shift();
+        if (this.awaiting.length === 0)
+            this.child.stdout.unref();
+        waiting?.(message);
     }
     exited() {
         if (this.exitCode !== undefined)
             return Promise.resolve(this.exitCode);
         return new Promise((resolve) => this.child.once("close", (code) => resolve(code)));
     }
+}
+/** A session's variables with its id taken out; undefined when the id shows anywhere else. */
+function withoutId(env, id) {
+    const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(ID_SLOT)]));
+    return Object.values(kept).some((value) => value.includes(id)) ? undefined : kept;
+}
+function withId(kept, id) {
+    return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(`/r/${id}/`)]));
 }
 /** A JSON object line, else undefined. */
 function parse(line) {

@@ -2,10 +2,16 @@
  * One `attest-engine serve` per Vitest worker: it prints {"ready": ...}, then answers one JSON line per
  * request line ({"open": {...}} or {"close": id}) until its standard input ends, so it ends with the
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
+ *
+ * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
+ * after the first such open the client opens the next one with an id of its own and does not wait for
+ * the answer: the test's calls follow the open line, and the engine reads that line before any call
+ * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's one line.
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 
 import type { BypassReport, Refusal } from "./bypass.js";
@@ -101,12 +107,27 @@ function environmentPrint(): string {
   return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
 }
 
+// Where a session's id stands in its variables (`.../r/<id>/openai/v1`), in the ones kept for reuse.
+const ID_SLOT = "/r/\u0000/";
+
+type Reply = Record<string, unknown> | undefined; // undefined: the engine exited first
+
+/** An open sent without waiting: its answer, and what the test was told its variables are. */
+interface Opening {
+  reply: Promise<Reply>;
+  key: string;
+  env: Record<string, string>;
+}
+
 export class WorkerEngine {
   readonly ready: Promise<void>;
   private readonly child: ChildProcessWithoutNullStreams;
-  private readonly replies: string[] = [];
-  private waiting: ((line: string | undefined) => void) | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  // Whoever waits for each answer still to come, in the order the requests were written: the engine
+  // answers in that order.
+  private readonly awaiting: Array<(reply: Reply) => void> = [];
+  // A session's variables with its id taken out, by fixture, mode and guard (see the module comment).
+  private readonly envs = new Map<string, Record<string, string>>();
+  private readonly opening = new Map<string, Opening>();
   private stderr = "";
   private exitCode: number | null | undefined; // undefined while it runs
 
@@ -122,12 +143,12 @@ export class WorkerEngine {
     createInterface({ input: this.child.stdout, crlfDelay: Infinity }).on("line", (line) => this.deliver(line));
     this.child.once("close", (code) => {
       this.exitCode = code;
-      this.deliver(undefined);
+      for (const waiting of this.awaiting.splice(0)) waiting(undefined);
     });
     // The worker must be free to end while its engine idles; the engine then reads the end of its input.
     this.child.unref();
     for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) (stream as unknown as { unref(): void }).unref();
-    this.ready = this.start();
+    this.ready = this.start(this.expect()); // its first line, {"ready": ...}, comes unasked
   }
 
   /** True while it runs and was started with this environment. */
@@ -141,12 +162,30 @@ export class WorkerEngine {
   }
 
   async open(spec: SessionSpec): Promise<OpenSession> {
-    const reply = await this.request({ open: { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive } }, "opening this replay");
-    return { id: reply.id as string, env: reply.env as Record<string, string> };
+    const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
+    const key = JSON.stringify(open);
+    const known = this.envs.get(key);
+    if (known !== undefined && this.exitCode === undefined) {
+      const id = randomBytes(8).toString("hex"); // as random as the engine's own ids
+      const env = withId(known, id);
+      this.opening.set(id, { reply: this.send({ open: { ...open, id } }), key, env });
+      return { id, env };
+    }
+    const reply = await this.request({ open }, "opening this replay");
+    const id = reply.id as string;
+    const env = reply.env as Record<string, string>;
+    const kept = withoutId(env, id);
+    if (kept !== undefined) this.envs.set(key, kept);
+    return { id, env };
   }
 
   /** End the session; the engine counts what went around it (`bypass`) in its summary. */
   async close(id: string, bypass?: BypassReport): Promise<ReplaySummary> {
+    const opening = this.opening.get(id);
+    if (opening !== undefined) {
+      this.opening.delete(id);
+      await this.opened(id, opening);
+    }
     const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
     return reply.summary as ReplaySummary;
   }
@@ -156,12 +195,26 @@ export class WorkerEngine {
     return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay")) as unknown as Refusal;
   }
 
-  private async start(): Promise<void> {
+  /** Whether an open sent without waiting worked, and gave the variables the test was told. */
+  private async opened(id: string, opening: Opening): Promise<void> {
+    const reply = this.checked(await opening.reply, "serving this replay"); // the test ran meanwhile
+    const env = reply.env as Record<string, string>;
+    if (JSON.stringify(env) === JSON.stringify(opening.env)) return;
+    this.envs.delete(opening.key);
+    await this.request({ close: id }, "serving this replay");
+    const error = new ReplayError(
+      "attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again",
+    );
+    error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
+    throw error;
+  }
+
+  private async start(first: Promise<Reply>): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.child.once("spawn", resolve);
       this.child.once("error", (error: NodeJS.ErrnoException) => reject(cannotRun(this.enginePath, error)));
     });
-    const ready = await this.nextMessage();
+    const ready = await first;
     if (ready === undefined || !("ready" in ready)) {
       this.child.kill();
       const code = await this.exited();
@@ -169,19 +222,24 @@ export class WorkerEngine {
     }
   }
 
-  /** One request and its reply, after any request before it. */
-  private request(message: Record<string, unknown>, doing: string): Promise<Record<string, unknown>> {
-    const turn = this.queue.then(async () => {
-      await this.ready;
-      if (this.exitCode !== undefined) throw this.died(doing);
-      this.child.stdin.write(JSON.stringify(message) + "\n");
-      const reply = await this.nextMessage();
-      if (reply === undefined) throw this.died(doing);
-      if (typeof reply.error === "string") throw new ReplayError(`attest replay: ${reply.error}`);
-      return reply;
-    });
-    this.queue = turn.catch(() => undefined);
-    return turn;
+  /** One request, once the engine is ready, and its answer. */
+  private async request(message: Record<string, unknown>, doing: string): Promise<Record<string, unknown>> {
+    await this.ready;
+    if (this.exitCode !== undefined) throw this.died(doing);
+    return this.checked(await this.send(message), doing);
+  }
+
+  /** Write one request now; its answer when it comes. */
+  private send(message: Record<string, unknown>): Promise<Reply> {
+    const reply = this.expect();
+    this.child.stdin.write(JSON.stringify(message) + "\n");
+    return reply;
+  }
+
+  private checked(reply: Reply, doing: string): Record<string, unknown> {
+    if (reply === undefined) throw this.died(doing);
+    if (typeof reply.error === "string") throw new ReplayError(`attest replay: ${reply.error}`);
+    return reply;
   }
 
   private died(doing: string): ReplayError {
@@ -192,40 +250,37 @@ export class WorkerEngine {
     return error;
   }
 
-  private deliver(line: string | undefined): void {
-    if (this.waiting !== undefined) {
-      const waiting = this.waiting;
-      this.waiting = undefined;
-      (this.child.stdout as unknown as { unref(): void }).unref();
-      waiting(line);
-    } else if (line !== undefined) {
-      this.replies.push(line);
-    }
-  }
-
-  /** The next line it printed; undefined once it has exited. */
-  private nextLine(): Promise<string | undefined> {
-    const line = this.replies.shift();
-    if (line !== undefined || this.exitCode !== undefined) return Promise.resolve(line);
-    // Awaited, the reply keeps the process alive (idle, the engine does not: see the constructor).
+  /** The next answer, in the order asked; undefined once the engine has exited. */
+  private expect(): Promise<Reply> {
+    if (this.exitCode !== undefined) return Promise.resolve(undefined);
+    // Awaited, an answer keeps the process alive (idle, the engine does not: see the constructor).
     (this.child.stdout as unknown as { ref(): void }).ref();
-    return new Promise((resolve) => (this.waiting = resolve));
+    return new Promise((resolve) => this.awaiting.push(resolve));
   }
 
-  /** The next JSON object line it printed, skipping anything else; undefined once it has exited. */
-  private async nextMessage(): Promise<Record<string, unknown> | undefined> {
-    for (;;) {
-      const line = await this.nextLine();
-      if (line === undefined) return undefined;
-      const message = parse(line);
-      if (message !== undefined) return message;
-    }
+  /** An answer to whoever asked first; anything that is not a JSON object line is skipped. */
+  private deliver(line: string): void {
+    const message = parse(line);
+    if (message === undefined) return;
+    const waiting = this.awaiting.shift();
+    if (this.awaiting.length === 0) (this.child.stdout as unknown as { unref(): void }).unref();
+    waiting?.(message);
   }
 
   private exited(): Promise<number | null> {
     if (this.exitCode !== undefined) return Promise.resolve(this.exitCode);
     return new Promise((resolve) => this.child.once("close", (code) => resolve(code)));
   }
+}
+
+/** A session's variables with its id taken out; undefined when the id shows anywhere else. */
+function withoutId(env: Record<string, string>, id: string): Record<string, string> | undefined {
+  const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(ID_SLOT)]));
+  return Object.values(kept).some((value) => value.includes(id)) ? undefined : kept;
+}
+
+function withId(kept: Record<string, string>, id: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(`/r/${id}/`)]));
 }
 
 /** A JSON object line, else undefined. */

@@ -118,6 +118,26 @@ it("fails the test that saw its engine die in one line, and replaces the engine 
   expect(await allEnded(run.engines)).toBe(true);
 });
 
+it("fails a test whose fixture went missing after an earlier test replayed it, with the engine's line", () => {
+  const run = runProject("gone", "gone.test.ts");
+  expect(run.status, run.output).toBe(1);
+  expect(run.results["replays the fixture"].status).toBe("passed");
+  expect(run.results["asks for it once it is gone"].status).toBe("failed");
+  expect(run.results["asks for it once it is gone"].failureMessages[0]).toMatch(
+    /^ReplayError: attest replay: \S+example\.attest\.json: no such fixture; record it with `attest capture`/,
+  );
+});
+
+it("fails a test whose fixture was rewritten to hand out other variables, saying so, and serves the next", () => {
+  const run = runProject("rewritten", "rewritten.test.ts");
+  expect(run.status, run.output).toBe(1);
+  expect(run.results["replays the fixture"].status).toBe("passed");
+  expect(run.results["replays it once it was rewritten"].failureMessages[0]).toBe(
+    "ReplayError: attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again",
+  );
+  expect(run.results["replays it again, with its new variables"].status).toBe("passed");
+});
+
 it("keeps a plain Node process alive while it waits for the engine, and lets it exit when idle", () => {
   const fixture = path.join(REPO, "examples", "fixtures", "example.attest.json");
   const script = [

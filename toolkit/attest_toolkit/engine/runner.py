@@ -145,9 +145,11 @@ def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> N
 class ControlPipe:
     """The control lines, read and answered on the engine's own loop thread.
 
-    Every test opens and closes a session, and waits for each answer: reading the pipe in the loop
-    (rather than in another thread that hands each line over) makes a round trip one wake-up of the
-    engine instead of three."""
+    Every test opens and closes a session: reading the pipe in the loop (rather than in another
+    thread that hands each line over) makes a round trip one wake-up of the engine instead of three.
+    A runner that already knows a session's variables (they differ only by the id) sends the open
+    with an id of its own and makes its calls without waiting for the answer; a call naming that id
+    reads the pipe first (SessionTable), so it never overtakes the open."""
 
     def __init__(self, app: ReplayApp, fd_in: int, fd_out: int) -> None:
         self.app, self.fd_in, self.fd_out = app, fd_in, fd_out
@@ -158,11 +160,15 @@ class ControlPipe:
         """Serve control lines until a stop line or the end of input."""
         os.set_blocking(self.fd_in, False)  # read what is there; the loop says when there is more
         os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
+        self.app.sessions.read_pending = self._readable
         server.call(server.loop.add_reader, self.fd_in, self._readable)
         self._done.wait()
+        self.app.sessions.read_pending = None
         server.call(server.loop.remove_reader, self.fd_in)
 
     def _readable(self) -> None:
+        if self._done.is_set():
+            return
         try:
             data = os.read(self.fd_in, 1 << 16)
         except BlockingIOError:
@@ -236,6 +242,7 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
                 bool(spec.get("no_live")),
                 spec.get("match", "strict"),
                 spec.get("ignore", ()),
+                spec.get("id"),
             )
             reply: dict[str, Any] = {"id": sid, "env": env}
             session = app.serving(sid) if spec.get("lane") else None

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets as pysecrets
 import socket
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,23 @@ from .store import FixtureStore, Recording
 # placeholder that can never match the engine's own key and so is never forwarded.
 PLACEHOLDER_KEY = "attest-replay-no-key"
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
+KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
+KEY_CACHE_BODY = 256 * 1024  # bytes: a larger call's key is computed each time
+SESSION_ID = re.compile(r"[0-9a-f]{16,64}")
 REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
 TOO_LARGE = (
     "replay miss: the request body is larger than the engine's 64 MiB limit, so it cannot match a recording"
 )
+
+
+def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
+    """Keep a call's key for the next session that gets the same call, within bounds: small bodies
+    only (the cache holds the calls), the oldest forgotten first."""
+    if len(sent.raw) > KEY_CACHE_BODY:
+        return
+    if len(keys) >= KEY_CACHE_CALLS:
+        del keys[next(iter(keys))]
+    keys[sent] = key
 
 
 def miss_response(provider: str, message: str) -> web.Response:
@@ -85,6 +99,23 @@ async def serve_recording(request: web.Request, rec: Recording) -> web.StreamRes
     return response
 
 
+class SessionTable(dict[str, Session]):
+    """The open sessions by id. A runner may open a session and make its calls without waiting for
+    the answer (see runner.ControlPipe): a call naming an id not open yet first reads the control
+    lines already sent, so the open it was sent after is never behind it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read_pending: Callable[[], None] | None = None
+
+    def get(self, sid: str, default: Session | None = None) -> Session | None:  # type: ignore[override]
+        found = super().get(sid)
+        if found is None and self.read_pending is not None:
+            self.read_pending()
+            found = super().get(sid)
+        return default if found is None else found
+
+
 class ReplayApp:
     """The request handlers and the session table (touched only from the engine's loop thread)."""
 
@@ -94,7 +125,7 @@ class ReplayApp:
         self.store = FixtureStore(secrets)
         self.live = LiveForwarder(env)
         self.in_ci = last_miss.in_ci(env)
-        self.sessions: dict[str, Session] = {}
+        self.sessions = SessionTable()
         self.base_url = ""
         self._load_lock = threading.Lock()
         self.tool_routes = ToolReplay(self)
@@ -116,16 +147,19 @@ class ReplayApp:
         no_live: bool,
         match: str = "strict",
         ignore: Sequence[str] = (),
+        sid: str | None = None,
     ) -> tuple[str, dict[str, str]]:
         """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
-        fixture's own."""
+        fixture's own; `sid`: the id its runner chose (the per-run secret, as random as ours)."""
+        if sid is not None and (not SESSION_ID.fullmatch(sid) or sid in self.sessions):
+            raise AttestError("a session id is 16 to 64 lowercase hex digits, not one already open")
         if mode not in MODES:
             raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
         if match not in MATCHES:
             raise AttestError(f"unknown matching {match!r} (strict or lenient)")
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
-        sid = pysecrets.token_hex(8)
+        sid = sid or pysecrets.token_hex(8)
         rules = parse_ignore(ignore, "the run's ignore rules")
         self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules)
         return sid, self.session_env(sid)
@@ -201,8 +235,11 @@ class ReplayApp:
         session = self.serving(sid)
         if session is None:
             return None
-        rk, _ = key_as_sent(sent, session.served, self.secrets)
-        return self.take(session, rk.key)
+        key = session.sent_keys.get(sent)
+        if key is None:
+            key = key_as_sent(sent, session.served, self.secrets)[0].key
+            remember_key(session.sent_keys, sent, key)
+        return self.take(session, key)
 
     def serving(self, sid: str) -> Session | None:
         """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off)."""

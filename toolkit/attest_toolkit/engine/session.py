@@ -13,6 +13,7 @@ from typing import Any, Literal
 from ..last_miss import in_ci
 from ..normalize import describe_components
 from ..normalize.rules import Rule, masked_hashes
+from ..normalize.served import Sent
 from ..secrets import Secrets
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose
@@ -71,10 +72,13 @@ class Session:
             self.recordings: tuple[Recording, ...] = fixtures[0].recordings
             self.by_key = fixtures[0].by_key
             self.served = fixtures[0].served
+            # Shared by the fixture's sessions: a call's key depends on the fixture's served values.
+            self.sent_keys: dict[Sent, str] = fixtures[0].keys
         else:
             self.recordings = tuple(r for f in fixtures for r in f.recordings)
             self.by_key = index_recordings(self.recordings)
             self.served = {k: v for f in fixtures for k, v in f.served.items()}
+            self.sent_keys = {}
         self._taken: dict[str, int] = {}
         self.compared: tuple[int, Recording] | None = None  # the recording the last miss was compared with
         self._used = bytearray(len(self.recordings))

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import fixture as fx
 from ..normalize import body_bytes, describe_components, key_of, upload_parts
 from ..normalize.rules import Rule, parse_ignore
-from ..normalize.served import Served
+from ..normalize.served import Sent, Served
 from ..secrets import Secrets
 from ..tools.declare import check_declared
 from ..tools.match import ToolRecording, load_recording
@@ -59,6 +59,10 @@ class LoadedFixture:
     tool_recordings: tuple[ToolRecording, ...] = ()
     served: dict[str, str] = field(repr=False, default_factory=dict)  # served value -> placeholder
     rules: tuple[Rule, ...] = ()  # the fixture's own ignore rules (`match.ignore`)
+    # The key of each model call already seen by a session serving this fixture alone, by the call as
+    # sent: the key depends only on the call, this fixture's served values and the engine's secrets,
+    # so a suite whose tests send the same call computes its key once (see ReplayApp.hit).
+    keys: dict[Sent, str] = field(repr=False, default_factory=dict, compare=False)
 
 
 def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:
