@@ -3,7 +3,9 @@
 What the runner does and this reproduces: input defaults (which may be expressions), `${{ }}`
 expressions in `env`, `if`, `working-directory` and the action's outputs, with the contexts `inputs`,
 `github`, `runner` and `steps`; each `run:` step as `bash --noprofile --norc -eo pipefail FILE` in its
-working directory with a fresh GITHUB_OUTPUT file, parsed afterwards into `steps.<id>.outputs`; an
+working directory with fresh GITHUB_OUTPUT, GITHUB_ENV and GITHUB_PATH files, read afterwards: the
+first into `steps.<id>.outputs`, the second into the environment of every later step (below a step's
+own `env`, which wins), each line of the third put in front of PATH for every later step; an
 implicit `success()` on every step, so the first failing step ends the action with its exit code.
 `uses:` steps are not run (they would fetch other actions): they are recorded with their `with`.
 
@@ -182,6 +184,8 @@ class StepRun:
     stdout: str
     stderr: str
     outputs: dict[str, str]
+    env_written: dict[str, str] = field(default_factory=dict)
+    path_written: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -218,6 +222,7 @@ def run_action(
     contexts: dict[str, Any] = {"github": dict(github), "runner": {"temp": str(runner_temp)}, "steps": {}}
     contexts["inputs"] = _inputs(action, inputs, contexts)
     base_env = {**env, "GITHUB_ACTION_PATH": str(action_path), "RUNNER_TEMP": str(runner_temp)}
+    job_env: dict[str, str] = {}  # what steps wrote to GITHUB_ENV and GITHUB_PATH, for the steps after them
     result = ActionRun(returncode=0, outputs={})
     for index, step in enumerate(action["runs"]["steps"]):
         name = step.get("name", f"step {index}")
@@ -228,7 +233,10 @@ def run_action(
             given = {k: interpolate(v, contexts) for k, v in (step.get("with") or {}).items()}
             result.uses.append((name, step["uses"], given))
             continue
-        run = _run_step(step, name, index, contexts, base_env, workspace, runner_temp)
+        run = _run_step(step, name, index, contexts, {**base_env, **job_env}, workspace, runner_temp)
+        job_env.update(run.env_written)
+        for directory in run.path_written:
+            job_env["PATH"] = f"{directory}:{job_env.get('PATH', base_env.get('PATH', ''))}"
         result.steps.append(run)
         if run.id:
             contexts["steps"][run.id] = {"outputs": run.outputs}
@@ -270,17 +278,30 @@ def _run_step(
         raise ValueError(f"step {name!r}: expressions in run: scripts are injectable; pass them in env")
     script = runner_temp / f"step-{index}.sh"
     script.write_text(step["run"], encoding="utf-8")
-    output = runner_temp / f"output-{index}"
-    output.write_text("", encoding="utf-8")
+    files = {
+        kind: runner_temp / f"{kind.lower()}-{index}"
+        for kind in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH")
+    }
+    for path in files.values():
+        path.write_text("", encoding="utf-8")
     step_env = {k: interpolate(v, contexts) for k, v in (step.get("env") or {}).items()}
     cwd = workspace / interpolate(step.get("working-directory", "."), contexts)
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
         cwd=cwd,
-        env={**base_env, **step_env, "GITHUB_OUTPUT": str(output)},
+        env={**base_env, **step_env, **{kind: str(path) for kind, path in files.items()}},
         capture_output=True,
         text=True,
         timeout=300,
     )
-    outputs = parse_outputs(output.read_text(encoding="utf-8"))
-    return StepRun(name, step.get("id"), done.returncode, done.stdout, done.stderr, outputs)
+    written = {kind: path.read_text(encoding="utf-8") for kind, path in files.items()}
+    return StepRun(
+        name,
+        step.get("id"),
+        done.returncode,
+        done.stdout,
+        done.stderr,
+        parse_outputs(written["GITHUB_OUTPUT"]),
+        parse_outputs(written["GITHUB_ENV"]),
+        [line for line in written["GITHUB_PATH"].splitlines() if line],
+    )

@@ -216,8 +216,7 @@ def test_a_pull_request_is_gated_offline_on_its_affected_tests_then_a_miss_block
     result = project.run(select="true")
 
     assert result.returncode == 1, result.log
-    assert result.outputs["verdict"] == "blocked"
-    assert result.outputs["misses"] == "1"
+    assert (result.outputs["verdict"], result.outputs["misses"]) == ("blocked", "1"), result.log
     report = project.report()
     assert sorted(t["file"] for t in report["tests"]) == ["tests/test_alpha.py", "tests/test_beta.py"]
     [miss] = [t for t in report["tests"] if t["file"] == "tests/test_beta.py"]
@@ -559,3 +558,100 @@ def test_image_isolation_replays_the_agent_image_and_gates_on_it(
     assert result.outputs["verdict"] == "blocked"
     [row] = project.report()["tests"]
     assert row["outcome"] == "failed" and row["replay"]["miss"]["component"] == "messages"
+
+
+# What a pull request's setup (or its tests) can try against the steps that judge it. GitHub's runner
+# applies a step's GITHUB_ENV and GITHUB_PATH to every later step (tests/action_runner.py does the
+# same), and the steps share one user and one filesystem. The pull request ships the files (`evil/`).
+EVIL_FILES = {
+    "attest": "#!/bin/sh\nexit 0\n",
+    "python": "#!/bin/sh\nexit 0\n",
+    # only for the policy, so the tests themselves still run and report their miss
+    "sitecustomize.py": 'import os, sys\nif "policy" in sys.argv:\n    os._exit(0)\n',
+    # a script every later bash runs first: it ends the steps that judge (they have POLICY in their env)
+    "bash_env.sh": '[ -z "${POLICY+set}" ] || exit 0\n',
+}
+ATTACKS = {
+    "an attest and a python first on PATH": 'echo "$PWD/evil" >>"$GITHUB_PATH"',
+    "a sitecustomize on PYTHONPATH": 'echo "PYTHONPATH=$PWD/evil" >>"$GITHUB_ENV"',
+    "BASH_ENV for every later step": 'echo "BASH_ENV=$PWD/evil/bash_env.sh" >>"$GITHUB_ENV"',
+    "the runner's own file, found by name": (
+        'for f in "$RUNNER_TEMP"/github_env-*; do echo "BASH_ENV=$PWD/evil/bash_env.sh" >>"$f"; done'
+    ),
+}
+
+
+def _a_miss_and_evil_files(project: Project) -> None:
+    evil = project.repo / "evil"
+    evil.mkdir()
+    for name, text in EVIL_FILES.items():
+        (evil / name).write_text(text, encoding="utf-8")
+        (evil / name).chmod(0o755)
+    fixture(project.repo, "beta", "Say goodbye", "Goodbye!", system="You are verbose.")
+    commit(project.repo, "re-record beta with another system prompt (the test misses), and evil/")
+
+
+@pytest.mark.parametrize("setup", ATTACKS.values(), ids=ATTACKS.keys())
+def test_the_setup_cannot_change_what_judges_the_run(project: Project, setup: str) -> None:
+    _a_miss_and_evil_files(project)
+
+    result = project.run(setup=setup, comment="false", **{"check-run": "false"})
+
+    assert result.returncode == 1, result.log
+    assert (result.outputs["verdict"], result.outputs["misses"]) == ("blocked", "1"), result.log
+
+
+def test_the_setup_still_gives_the_tests_their_path_and_environment(project: Project) -> None:
+    # A setup that activates a tool for the tests through GITHUB_PATH and GITHUB_ENV keeps working: the
+    # test command sees both (the gate's own steps do not).
+    tool = '"$RUNNER_TEMP/tool"'
+    setup = (
+        f'mkdir -p {tool} && printf "#!/bin/sh\\necho from-setup\\n" >{tool}/setup-tool && chmod +x {tool}/setup-tool'
+        f' && echo {tool} >>"$GITHUB_PATH"'
+        ' && printf "GREETING<<END\\nhello\\nworld\\nEND\\nPLAIN=a=b\\n" >>"$GITHUB_ENV"'
+    )
+    (project.repo / "tests" / "test_env.py").write_text(
+        "import os, subprocess\n\n\ndef test_env():\n"
+        "    assert subprocess.run(['setup-tool'], capture_output=True, text=True).stdout == 'from-setup\\n'\n"
+        "    assert os.environ['GREETING'] == 'hello\\nworld' and os.environ['PLAIN'] == 'a=b'\n",
+        encoding="utf-8",
+    )
+    commit(project.repo, "a test of what setup gave")
+
+    result = project.run(setup=setup, comment="false", **{"check-run": "false"})
+
+    assert result.returncode == 0, result.log
+    outcomes = {t["file"]: t["outcome"] for t in project.report()["tests"]}
+    assert outcomes["tests/test_env.py"] == "passed"
+
+
+def test_a_gate_whose_files_changed_after_install_refuses_to_run(project: Project) -> None:
+    policy = '"$(echo "$RUNNER_TEMP"/attest-gate/lib/python*/site-packages/attest_toolkit)/policy.py"'
+    setup = f'echo "raise SystemExit(0)" >>{policy}'
+    _a_miss_and_evil_files(project)
+
+    result = project.run(setup=setup, comment="false", **{"check-run": "false"})
+
+    assert result.returncode == 3, result.log
+    assert result.outputs["verdict"] != "pass"
+    [line] = [line for line in result.log.splitlines() if line.startswith("::error")]
+    assert line == (
+        "::error title=attest::the toolkit the gate runs changed after it was installed"
+        " (by setup or the tests): not running it"
+    )
+
+
+def test_the_tests_cannot_set_the_environment_of_the_steps_that_judge_them(project: Project) -> None:
+    # The command runs in the sandbox but writes the same files: its writes to the runner's files are dropped.
+    (project.repo / "tests" / "conftest.py").write_text(
+        "import os, pathlib\n"
+        "with open(os.environ['GITHUB_ENV'], 'a') as f:\n"
+        "    f.write(f'BASH_ENV={pathlib.Path.cwd()}/evil/bash_env.sh\\n')\n",
+        encoding="utf-8",
+    )
+    _a_miss_and_evil_files(project)
+
+    result = project.run(comment="false", **{"check-run": "false"})
+
+    assert result.returncode == 1, result.log
+    assert result.outputs["verdict"] == "blocked"

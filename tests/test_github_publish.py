@@ -10,6 +10,8 @@ import json
 import socket
 
 import pytest
+from attest_toolkit import __version__
+from attest_toolkit.engine.pricing import TABLE
 from attest_toolkit.github import publisher
 from attest_toolkit.github.event import PR_ARTIFACT
 from attest_toolkit.github.publisher import MARKER
@@ -132,6 +134,17 @@ def test_the_safety_trim_keeps_a_body_under_the_limit_whatever_the_renderer_give
     assert body.count("```") % 2 == 0
     assert "65,536-character comment limit" in body
     assert body.rstrip("\n").endswith(MARKER)
+
+
+def test_the_comment_ends_with_the_toolkit_and_the_date_of_its_prices(actions: Actions) -> None:
+    # A reviewer reading a cost sees how old the prices behind it are (data/prices.json's date).
+    actions.publish(report_file(actions.tmp, [row(1, "passed")]))
+    body = actions.gh.comments(REPO, PR)[0]["body"]
+    date = json.loads(TABLE.read_text(encoding="utf-8"))["date"]
+    assert body.rstrip("\n").splitlines()[-2:] == [
+        f"<sub>attest-toolkit {__version__} · model prices of {date}</sub>",
+        MARKER,
+    ]
 
 
 def test_the_token_never_reaches_the_comment_or_the_summary(actions: Actions) -> None:

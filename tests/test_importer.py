@@ -243,6 +243,20 @@ def test_the_cassettes_are_named_relative_to_the_repository_never_absolute(
     assert source["imported_from"] == "cassettes/chat.yaml"
 
 
+def test_cassettes_outside_the_repository_are_named_without_a_path_of_this_machine(tmp_path: Path) -> None:
+    # Fixtures outside any repository, cassettes somewhere else again (a download folder): the name
+    # stored must mean the same on another machine, so neither an absolute path nor `../../..`.
+    (tmp_path / "downloads" / "cassettes").mkdir(parents=True)
+    cassette = write_cassette(
+        tmp_path / "downloads" / "cassettes" / "chat.yaml",
+        interaction(chat_request({"role": "user", "content": "hi"}), chat_reply("a")),
+    )
+    fixtures = tmp_path / "elsewhere" / "project" / "fixtures"
+    assert cli("fixture", "import", cassette, "--name", "chat", "--fixtures-dir", fixtures) == 0
+    source = fx.read_fixture(fx.fixture_path("chat", fixtures), Secrets())["source"]
+    assert source["imported_from"] == "cassettes/chat.yaml"
+
+
 def test_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cassette = write_cassette(
         tmp_path / "c.yaml", interaction(chat_request({"role": "user", "content": "a"}), chat_reply("old"))
@@ -461,8 +475,8 @@ def test_show_summarises_each_interaction(tmp_path: Path, capsys: pytest.Capture
 
     out = capsys.readouterr().out
     shown = next(line for line in out.splitlines() if "imported from" in line).split("imported from ")[1]
-    assert shown.endswith("/anthropic/messages_parallel_tool_use_nonstream_parsed.yaml")
-    assert (tmp_path.parent / shown).resolve() == cassette.resolve()  # relative, from the fixtures' parent
+    # The cassette lies outside the fixtures' tree: named by its directory and file name alone.
+    assert shown == "anthropic/messages_parallel_tool_use_nonstream_parsed.yaml"
     assert "model: 2 interaction(s)" in out
     assert "1. anthropic POST /v1/messages?beta=true  model claude-haiku-4-5" in out
     assert "→ 200 json  tool calls: retrieve_entity_info ×4" in out

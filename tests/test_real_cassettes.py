@@ -33,7 +33,6 @@ from attest_toolkit.engine.store import load
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.normalize import timestamps
 from attest_toolkit.normalize.served import restore
-from attest_toolkit.repo_root import fixtures_root
 from attest_toolkit.secrets import Secrets
 from conftest import REAL_CASSETTES, needs_shared
 
@@ -444,10 +443,11 @@ async def replay_calls(
             check_reply(got, rec, stored, placeholders)
 
 
-def replay_all(engine: Engine, fixture_path: Path, asynchronous: bool) -> tuple[dict, int]:
-    """Replay every recorded call with the official SDK; the session summary and the call count."""
+def replay_all(engine: Engine, fixture_path: Path, cassette: Path, asynchronous: bool) -> tuple[dict, int]:
+    """Replay every recorded call of `cassette` with the official SDK from the fixture imported from it;
+    the session summary and the call count."""
     doc = fx.read_fixture(fixture_path, Secrets())
-    recs = recorded(fixtures_root(fixture_path.parent) / doc["source"]["imported_from"])
+    recs = recorded(cassette)
     sid, env = engine.open_session([fixture_path], "strict")
     try:
         back = load(fixture_path, Secrets()).served
@@ -468,14 +468,14 @@ def test_all_159_real_cassettes_are_present() -> None:
 def test_imports_and_replays_to_the_official_sdk(cassette: Path, tmp_path: Path, engine: Engine) -> None:
     path, doc = imported(cassette, tmp_path)
     assert len(fx.model_interactions(doc)) == len(recorded(cassette))
-    summary, calls = replay_all(engine, path, asynchronous=False)
+    summary, calls = replay_all(engine, path, cassette, asynchronous=False)
     assert (summary["replayed"], summary["misses"], summary["unused"], summary["live"]) == (calls, 0, 0, 0)
 
 
 @pytest.mark.parametrize("cassette", [p for p in FILES if case_id(p) in ASYNC_SUBSET], ids=case_id)
 def test_replays_to_the_async_clients(cassette: Path, tmp_path: Path, engine: Engine) -> None:
     path, _ = imported(cassette, tmp_path)
-    summary, calls = replay_all(engine, path, asynchronous=True)
+    summary, calls = replay_all(engine, path, cassette, asynchronous=True)
     assert (summary["replayed"], summary["misses"], summary["unused"]) == (calls, 0, 0)
 
 

@@ -379,9 +379,18 @@ def build_fixture(
         interactions.append(templater.record(exchange, provider))
         if progress is not None:
             progress(done, len(kept))
-    shown = ", ".join(relative_to_root(c, root) for c in cassettes)
+    shown = ", ".join(_provenance(Path(c), root) for c in cassettes)
     source = {**fx.new_source([]), "imported_from": shown}
     return fx.new_fixture(name, source, interactions)
+
+
+def _provenance(cassette: Path, root: Path) -> str:
+    """A cassette as `source.imported_from` names it: relative to the repository (`root`), or, when it
+    lies outside, by its directory and file name: never a machine's absolute path or a `../` chain."""
+    shown = relative_to_root(cassette, root)
+    return (
+        Path(cassette.resolve().parent.name, cassette.name).as_posix() if shown.startswith("../") else shown
+    )
 
 
 def left_out(entries: Sequence[Entry]) -> dict[str, int]:

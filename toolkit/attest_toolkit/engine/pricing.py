@@ -28,6 +28,11 @@ def table() -> dict[str, Any]:
     return json.loads(TABLE.read_text(encoding="utf-8"))
 
 
+def table_date() -> str:
+    """The day the table's prices were read, shown wherever a cost is (version line, comment footer)."""
+    return str(table()["date"])
+
+
 def price_of(model: str | None) -> dict[str, float] | None:
     if not model:
         return None

@@ -24,6 +24,8 @@ from github.CheckRun import CheckRun
 from github.IssueComment import IssueComment
 from urllib3.exceptions import MaxRetryError, ResponseError
 
+from .. import __version__
+from ..engine.pricing import table_date
 from .trim import COMMENT_LIMIT, fit
 
 MARKER = "<!-- attest-toolkit:summary -->"
@@ -158,8 +160,9 @@ class CommentResult:
 
 
 def comment_body(markdown: str) -> str:
-    """The rendered summary, trimmed under GitHub's limit, ending with the sticky marker line."""
-    footer = f"\n{MARKER}\n"
+    """The rendered summary, trimmed under GitHub's limit, then who wrote it and the date of the prices
+    its costs come from, and the sticky marker line."""
+    footer = f"\n<sub>attest-toolkit {__version__} · model prices of {table_date()}</sub>\n{MARKER}\n"
     text = markdown if markdown.endswith("\n") else markdown + "\n"
     return fit(text, COMMENT_LIMIT - len(footer), unit="chars", notice=COMMENT_NOTICE) + footer
 

@@ -75,11 +75,23 @@ def import_root() -> str:
     return str(Path(__file__).resolve().parents[2])
 
 
+def interpreter_argv() -> list[str]:
+    """This Python, with the flags that keep it apart from its environment when it was started with
+    them (the action's gate runs `python -I -X pycache_prefix=DIR`): a process it starts keeps them."""
+    argv = [sys.executable]
+    if sys.flags.isolated:
+        argv.append("-I")
+    if sys.pycache_prefix:
+        argv += ["-X", f"pycache_prefix={sys.pycache_prefix}"]
+    return argv
+
+
 def boot_argv(module: str = "attest_toolkit.sandbox.inner") -> list[str]:
     """This Python running `module`'s main(): never `python -m`, which would import a package of that
     name from the working directory (the pull request's checkout) first, as root on the sudo path."""
-    boot = f"import sys; sys.path[0] = {import_root()!r}; from {module} import main; main()"
-    return [sys.executable, "-c", boot]
+    # The working directory ('' for -c) leaves the path; isolated mode never adds it.
+    boot = f"import sys; sys.path[:] = [{import_root()!r}, *filter(None, sys.path)]; from {module} import main; main()"
+    return [*interpreter_argv(), "-c", boot]
 
 
 def inner_argv(
