@@ -5,6 +5,7 @@ anything those forms do not take still gets the CLI's help and usage errors."""
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import subprocess
 import sys
@@ -56,6 +57,24 @@ def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> N
     modules = imported(stderr)
     assert "attest_toolkit.engine.runner" in modules
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click")}
+
+
+@pytest.mark.parametrize("given", ["nothing (/dev/null)", "a file of control lines"])
+def test_serve_reads_its_control_lines_from_a_file_or_nothing(fixtures_dir: Path, given: str) -> None:
+    # epoll refuses a regular file and /dev/null; the engine reads them through and stops at their end.
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
+    lines = fixtures_dir / "control.jsonl"
+    lines.write_text(
+        json.dumps({"open": {"fixtures": [str(path)], "mode": "strict"}}) + "\n", encoding="utf-8"
+    )
+    with open(os.devnull if given.startswith("nothing") else lines, encoding="utf-8") as stdin:
+        done = subprocess.run(
+            [ENGINE, "serve"], stdin=stdin, capture_output=True, text=True, env=clean_env(), timeout=60
+        )
+    assert (done.returncode, done.stderr) == (0, "")
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "ready" in replies[0]
+    assert [sorted(r) for r in replies[1:]] == ([] if given.startswith("nothing") else [["env", "id"]])
 
 
 def test_replay_serve_starts_without_typer(fixtures_dir: Path) -> None:

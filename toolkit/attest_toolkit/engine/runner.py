@@ -161,10 +161,15 @@ class ControlPipe:
         os.set_blocking(self.fd_in, False)  # read what is there; the loop says when there is more
         os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
         self.app.sessions.read_pending = self._readable
-        server.call(server.loop.add_reader, self.fd_in, self._readable)
-        self._done.wait()
+        try:
+            server.call(server.loop.add_reader, self.fd_in, self._readable)
+        except PermissionError:  # a file or /dev/null: epoll refuses it, and reading it never waits
+            while not self._done.is_set():
+                server.call(self._readable)
+        else:
+            self._done.wait()
+            server.call(server.loop.remove_reader, self.fd_in)
         self.app.sessions.read_pending = None
-        server.call(server.loop.remove_reader, self.fd_in)
 
     def _readable(self) -> None:
         if self._done.is_set():
