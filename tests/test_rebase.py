@@ -51,6 +51,7 @@ import anthropic
 client = anthropic.Anthropic(max_retries=0)
 BLOCKS = {blocks!r}
 USE_TOOL = {use_tool!r}
+ANSWER_AS_TEXT = {answer_as_text!r}
 TOOLS = [{{"name": "weather", "description": "Weather", "input_schema": {{"type": "object"}}}}]
 
 def run():
@@ -60,10 +61,14 @@ def run():
     if not USE_TOOL:
         return "no tool"
     call = next(b for b in first.content if b.type == "tool_use")
-    messages += [
-        {{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]}},
-        {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}}]}},
-    ]
+    result = {{"type": "tool_result", "tool_use_id": call.id, "content": "sunny"}}
+    if ANSWER_AS_TEXT:  # the tool's output pasted as text: the tool call itself goes unanswered
+        messages += [{{"role": "user", "content": [{{"type": "text", "text": "It is sunny there."}}]}}]
+    else:
+        messages += [
+            {{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]}},
+            {{"role": "user", "content": [result]}},
+        ]
     second = client.messages.create(model="claude-haiku-4-5", max_tokens=200, tools=TOOLS, messages=messages)
     return second.content[0].text
 """
@@ -120,8 +125,12 @@ def write_openai_agent(suite: pytest.Pytester, max_tokens: int, extra: str = "")
     suite.makepyfile(agent=OPENAI_AGENT.format(max_tokens=max_tokens, extra=extra))
 
 
-def write_anthropic_agent(suite: pytest.Pytester, blocks: list[str], use_tool: bool = True) -> None:
-    suite.makepyfile(agent=ANTHROPIC_AGENT.format(blocks=blocks, use_tool=use_tool))
+def write_anthropic_agent(
+    suite: pytest.Pytester, blocks: list[str], use_tool: bool = True, answer_as_text: bool = False
+) -> None:
+    suite.makepyfile(
+        agent=ANTHROPIC_AGENT.format(blocks=blocks, use_tool=use_tool, answer_as_text=answer_as_text)
+    )
 
 
 @pytest.fixture
@@ -263,6 +272,20 @@ def test_a_structural_change_is_refused_and_the_fixture_left_as_it_was(anthropic
         f"attest rebase: weather: refused: the code made 1 model call, the fixture records 2; {path} unchanged"
         in result.outlines
     )
+    assert path.read_bytes() == before
+
+
+def test_a_request_that_no_longer_answers_the_recorded_tool_call_is_refused(anthropic_suite, monkeypatch):
+    path = fixture_file(anthropic_suite.path, "weather")
+    before = path.read_bytes()
+    write_anthropic_agent(anthropic_suite, ["Weather in Paris?", "Be brief."], answer_as_text=True)
+    result, upstream_calls = rebase(anthropic_suite, monkeypatch)
+    result.assert_outcomes(passed=1)  # served by position, the test itself still passes
+    assert upstream_calls == 0
+    assert (
+        "attest rebase: weather: refused: call 2: answers other tool calls than its recording did; "
+        f"{path} unchanged"
+    ) in result.outlines
     assert path.read_bytes() == before
 
 
