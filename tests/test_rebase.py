@@ -383,4 +383,13 @@ def test_the_cli_rebases_a_captured_fixture_then_refuses_a_structural_change(tmp
             f"{Path('tests/attest/fixtures/hello.attest.json')} unchanged"
         )
         assert path.read_bytes() == kept
+
+        failing = [sys.executable, "-c", "import sys; sys.exit(1)"]
+        failed = run_cli(["fixture", "rebase", "hello", "--", *failing], cwd=tmp_path, env=no_key)
+        assert failed.returncode == 1
+        assert failed.stderr.strip() == (
+            f"attest: {Path('tests/attest/fixtures/hello.attest.json')}: the command exited 1; nothing rewritten, "
+            "the fixture is unchanged"
+        )
+        assert path.read_bytes() == kept
         assert upstream.requests and len(upstream.requests) == 1  # only the capture went upstream

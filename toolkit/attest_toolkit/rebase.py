@@ -250,7 +250,8 @@ def rebase_command(
     finally:
         server.stop()
         listeners.stopped(base_url)
-    problem = rebaser.problem()
-    if returncode != 0 and problem is None:
-        raise CaptureFailed(f"the command {describe_exit(returncode)}; not rewritten, unchanged", path)
+    if returncode != 0 and rebaser.refusal is None:  # a miss that made it fail is said as the refusal
+        raise CaptureFailed(
+            f"the command {describe_exit(returncode)}; nothing rewritten, the fixture is unchanged", path
+        )
     return conclude(rebaser)
