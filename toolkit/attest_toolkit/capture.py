@@ -34,6 +34,7 @@ from aiohttp import web
 from . import listeners, providers, spend
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder, reason_of
+from .engine.server import PLACEHOLDER_KEY
 from .errors import AttestError, FixtureError, UsageError
 from .fixture import (
     Fixture,
@@ -93,6 +94,16 @@ class LiveCost:
 
 
 # --- the recording proxy ---------------------------------------------------------------------------
+
+
+def offline_env(base_url: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that point a command's clients at a listener of ours at `base_url`, with a
+    placeholder key where the user has none (the SDKs refuse to build a client without one)."""
+    pointed = {**proxy_env(base_url), **listeners.handed_out(base_url, env)}
+    for var in KEY_VARS.values():
+        if not env.get(var):
+            pointed[var] = PLACEHOLDER_KEY
+    return pointed
 
 
 def bad_gateway(provider: str, message: str) -> web.Response:
@@ -261,16 +272,24 @@ class RecordingApp:
         self.progress.note(f"attest capture: {message}")
 
     def _remember_credentials(self, request: web.Request) -> None:
-        """The values of the credential headers the command sends (`authorization`, `x-api-key`, a
-        custom `X-Custom-Auth`): redacted wherever a provider echoes them back, and scanned for."""
-        for name, value in request.headers.items():
-            if is_secret_key(name):
-                value = value.strip()
-                if value[:7].lower() == "bearer ":
-                    value = value[7:].strip()
-                if value:
-                    self.credentials.add(value)
+        """The credentials the command sends: redacted wherever a provider echoes them back, and
+        scanned for."""
+        self.credentials |= header_credentials(request)
         self.templater.learn(self.credentials)
+
+
+def header_credentials(request: web.Request) -> set[str]:
+    """The values of the credential headers a request carries (`authorization`, `x-api-key`, a
+    custom `X-Custom-Auth`), a bearer token without its scheme."""
+    found: set[str] = set()
+    for name, value in request.headers.items():
+        if is_secret_key(name):
+            value = value.strip()
+            if value[:7].lower() == "bearer ":
+                value = value[7:].strip()
+            if value:
+                found.add(value)
+    return found
 
 
 class RecordingProxy:

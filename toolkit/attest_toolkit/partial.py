@@ -31,7 +31,10 @@ from .secrets import Secrets
 class ReplayFirst:
     """The existing fixture, served where the run's calls still match it."""
 
-    def __init__(self, path: Path, secrets: Secrets, keep_unused: bool = False) -> None:
+    def __init__(
+        self, path: Path, secrets: Secrets, keep_unused: bool = False, match: str = "strict"
+    ) -> None:
+        """`match`: "lenient" serves the calls by position (a rebase, see `rebase`)."""
         self.path = path
         self.secrets = secrets
         self.keep_unused = keep_unused
@@ -39,15 +42,22 @@ class ReplayFirst:
         self.doc: Fixture = read_fixture(path, secrets)
         if tool_interactions(self.doc) or self.doc.get("tools"):
             raise UsageError(
-                "has a tool channel, which a partial refresh does not merge; refresh it whole", path
+                "has a tool channel, which neither a partial refresh nor a rebase merges; refresh it whole",
+                path,
             )
         loaded = store.load(path, secrets)
-        self.session = Session([loaded], "strict")
+        self.session = Session(
+            [loaded], "strict", match=match, secrets=secrets if match == "lenient" else None
+        )
         # Recording -> its interaction in the file, so a replayed call keeps the object read from it.
         self._interaction = {
             id(rec): item for rec, item in zip(loaded.recordings, model_interactions(self.doc), strict=True)
         }
         self.entries: list[Interaction] = []  # every call of the run, in order: replayed and new
+
+    def interaction(self, found: store.Recording) -> Interaction:
+        """The interaction in the file that `found` was loaded from."""
+        return self._interaction[id(found)]
 
     @property
     def replayed(self) -> int:
@@ -71,7 +81,7 @@ class ReplayFirst:
         if not isinstance(found, store.Recording):
             return None
         self.session.counters.replayed += 1
-        self.entries.append(self._interaction[id(found)])
+        self.entries.append(self.interaction(found))
         return await serve_recording(request, found)
 
     def restore(self, exchange: Exchange) -> Exchange:

@@ -34,7 +34,7 @@ from .summary import run_end_lines
 
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
-RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp"]]]()
+RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp | Rebaser"]]]()
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
 EGRESS_CHOICES = ("block", "block-all", "off")
@@ -43,6 +43,7 @@ pytest_plugins = ["attest_toolkit.pytest_vcr"]  # pytest-recording's vcr marker,
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
     from .capture import RecordingApp
+    from .rebase import Rebaser
     from .record_front import RecordingFront
 
 
@@ -107,7 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=record.RECORD_MODES,
         default=None,
         help="Record from the tests, as pytest-recording: once (a fixture that does not exist), new (only "
-        "the calls that miss), all (re-record), none (replay only). Also ATTEST_RECORD; with CI set, "
+        "the calls that miss), all (re-record), none (replay only), rebase (serve each fixture by position and "
+        "rewrite only the requests that drifted, no provider called). Also ATTEST_RECORD; with CI set, "
         "only this flag on the command line records. The provider variables point at attest from the "
         "start of the run, so module-level clients work.",
     )
@@ -175,7 +177,7 @@ class ReplayHandle:
         self.engine_path = engine_path
         self.engine: EngineProcess | None = None
         self.sid: str | None = None
-        self.recorder: RecordingApp | None = None
+        self.recorder: RecordingApp | Rebaser | None = None
         self._saved: dict[str, str | None] = {}
 
     def start(self) -> ReplayHandle:
@@ -240,7 +242,7 @@ class ReplayHandle:
         summary["fixture"] = self.plugin.relative(self.path)
         self.item.stash.setdefault(REPLAYS, []).append(summary)
 
-    def _stop_recording(self, recorder: RecordingApp) -> None:
+    def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
         self.recorder = None
         if self.plugin.front is not None:
             self.plugin.front.settle()
@@ -287,7 +289,7 @@ class AttestPlugin:
         self.keys: dict[str, list[str]] = {}  # each test's model request keys, for --attest-repeat
         self._guard_installed = False
         self.record_mode, self.record_refusal = record.resolve(config)
-        if self.guard and self.record_mode not in (None, "none"):
+        if self.guard and self.record_mode not in (None, *record.OFFLINE_MODES):
             raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
         self.front: RecordingFront | None = None
         self._front_saved: dict[str, str | None] = {}

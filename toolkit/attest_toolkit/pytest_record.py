@@ -1,4 +1,6 @@
-"""Recording from pytest: `--attest-record=none|once|new|all` (or `ATTEST_RECORD`), as pytest-recording.
+"""Recording from pytest: `--attest-record=none|once|new|all|rebase` (or `ATTEST_RECORD`), as
+pytest-recording, plus `rebase` (see `rebase`): a fixture's requests rewritten to what the code sends
+now, every response kept, no provider called.
 
 With a record mode, the plugin starts one recording front per pytest process (`record_front`) at
 pytest_configure and points every base-URL variable at it before any test module is imported, so a
@@ -20,7 +22,8 @@ import pytest
 from .engine.session import default_mode
 from .provider_env import ALL_VARS, KEY_VARS
 
-RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all")
+RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all", "rebase")
+OFFLINE_MODES: tuple[str, ...] = ("none", "rebase")  # never call a provider, so the egress guard allows them
 
 
 FLAGS = ("--attest-record", "--record-mode")  # the second is pytest-recording's (see pytest_vcr)
@@ -39,7 +42,7 @@ def resolve(config: pytest.Config, env: Mapping[str, str] = os.environ) -> tuple
     if mode is None:
         return None, None
     if mode not in RECORD_MODES:
-        raise pytest.UsageError(f"ATTEST_RECORD must be none, once, new or all, not {mode!r}")
+        raise pytest.UsageError(f"ATTEST_RECORD must be one of {', '.join(RECORD_MODES)}, not {mode!r}")
     if mode == "none" or default_mode(env) != "strict" or (flag and _given_on_command_line(config)):
         return mode, None
     origin = "--attest-record in addopts" if flag else f"ATTEST_RECORD={mode}"

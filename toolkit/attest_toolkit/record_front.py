@@ -3,8 +3,9 @@
 The provider variables point here from pytest_configure on (see `pytest_record`). The front routes
 each call to the `attest_replay` block that is running: a block that records has its own
 `capture.RecordingApp` (the user's key and upstream, redaction, the atomic write, and for `new` the
-partial refresh of `partial`); a block that replays is forwarded to its session on the engine. A call
-made outside any block is answered with an error, never sent upstream.
+partial refresh of `partial`); a block that rebases has a `rebase.Rebaser`; a block that replays
+is forwarded to its session on the engine. A call made outside any block is answered with an error,
+never sent upstream.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from typing import Any
 from aiohttp import web
 
 from . import listeners
-from .capture import RecordingApp, capture_secrets, conclude, mark_started
+from .capture import RecordingApp, capture_secrets, conclude, mark_started, offline_env
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder
-from .engine.server import MAX_REQUEST_BYTES, PLACEHOLDER_KEY, miss_response
+from .engine.server import MAX_REQUEST_BYTES, miss_response
 from .errors import AttestError
 from .fixture import new_source
 from .partial import ReplayFirst
 from .progress import ProgressLine
-from .provider_env import KEY_VARS, proxy_env
+from .rebase import Rebaser, written
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings
 OUTSIDE = (
@@ -42,7 +43,8 @@ class RecordingFront:
         self.env = dict(env)  # as the user set it: their key, their upstream or gateway
         self.secrets = capture_secrets(self.env)
         self.live = LiveForwarder(self.env)
-        self.target: RecordingApp | str | None = None  # the running block: a recorder, or an engine session
+        # The running block: a recorder (or a rebase, see `rebase`), or an engine session's URL.
+        self.target: RecordingApp | Rebaser | str | None = None
         self._busy = 0  # calls being handled, answered or not
         self._idle = threading.Condition()
         self.gate = listeners.Gate()
@@ -61,11 +63,7 @@ class RecordingFront:
         """Start; the variables that point a process's clients at the front."""
         base_url = self.gate.url(self.server.start())
         listeners.started(base_url)
-        env = {**proxy_env(base_url), **listeners.handed_out(base_url, self.env)}
-        for var in KEY_VARS.values():  # the SDKs refuse to build a client without a key
-            if not self.env.get(var):
-                env[var] = PLACEHOLDER_KEY
-        return env
+        return offline_env(base_url, self.env)
 
     def stop(self) -> None:
         self.server.stop()
@@ -89,7 +87,7 @@ class RecordingFront:
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         target, provider = self.target, request.match_info["provider"]
-        if isinstance(target, RecordingApp):
+        if isinstance(target, (RecordingApp, Rebaser)):
             return await target.handle(request)
         if isinstance(target, str):  # a replaying block: its session on the engine answers
             url = f"{target}/{provider}/{request.match_info['tail']}"
@@ -101,11 +99,14 @@ class RecordingFront:
             return web.json_response({})
         return miss_response(provider, OUTSIDE)
 
-    def recorder(self, path: Path, mode: str) -> RecordingApp | None:
-        """A recorder for a block writing `path`, or None when the block only replays."""
+    def recorder(self, path: Path, mode: str) -> RecordingApp | Rebaser | None:
+        """A recorder for a block writing `path`, or None when the block only replays (a rebase of a
+        fixture that does not exist replays it, and misses)."""
         exists = path.exists()
-        if mode == "none" or (mode == "once" and exists):
+        if mode == "none" or (mode == "once" and exists) or (mode == "rebase" and not exists):
             return None
+        if mode == "rebase":
+            return Rebaser(path, self.secrets)
         base = ReplayFirst(path, self.secrets, keep_unused=True) if mode == "new" and exists else None
         progress = ProgressLine(io.StringIO(), live=False)
         return RecordingApp(self.secrets, self.env, progress, base=base, live=self.live)
@@ -116,8 +117,10 @@ def engine_prefix(session_env: Mapping[str, str]) -> str:
     return session_env["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
 
 
-def summary_of(app: RecordingApp, mode: str) -> dict[str, Any]:
+def summary_of(app: RecordingApp | Rebaser, mode: str) -> dict[str, Any]:
     """A recording block's counts, in the shape of a replay session's summary (see `engine.session`)."""
+    if isinstance(app, Rebaser):
+        return app.summary(mode)
     base = app.base
     return {
         "mode": mode,
@@ -132,9 +135,11 @@ def summary_of(app: RecordingApp, mode: str) -> dict[str, Any]:
 
 
 def write(
-    app: RecordingApp, name: str, path: Path, nodeid: str, passed: bool
+    app: RecordingApp | Rebaser, name: str, path: Path, nodeid: str, passed: bool
 ) -> tuple[list[str], str | None]:
     """Write a block's fixture when its test passed: (the lines to show, the failure if writing failed)."""
+    if isinstance(app, Rebaser):
+        return written(app, passed)
     stream = app.progress.stream
     if not passed:
         return [f"attest record: {path}: not written, the test did not pass"], None

@@ -1,5 +1,5 @@
-"""`attest fixture import|show|list|diff|verify|seal|download|push|pull`: bring cassettes and ctxmesh runs in, read and
-check fixtures, keep them in an object store pinned by digest."""
+"""`attest fixture import|show|list|diff|verify|seal|rebase|download|push|pull`: bring cassettes and
+ctxmesh runs in, read, check and rebase fixtures, keep them in an object store pinned by digest."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 from .. import ctxmesh, fixture_catalog, fixture_verify, importer
 from .. import fixture as fx
 from .. import last_miss as kept_miss
+from .. import rebase as rebasing
 from ..errors import AttestError, UsageError
 from ..fixture_sequence import diagram
 from ..fixture_view import describe
@@ -215,6 +216,29 @@ def seal(
     return EXIT_OK
 
 
+REBASED = typer.Argument(..., help="The fixture to rebase: <fixtures-dir>/<name>.attest.json.")
+COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
+
+
+def rebase(
+    name: str = REBASED, command: list[str] = COMMAND, fixtures_dir: Path | None = FIXTURES_DIR
+) -> int:
+    """Run CMD with the fixture served call by call in order, and rewrite the requests that drifted
+    (a raised max_tokens, reordered content) to what CMD sends now, every response kept byte for
+    byte; no provider is called and no key is needed. A table shows each drifted call's changed
+    components and paths, never values. A structural change (another number of calls, another
+    endpoint or provider, other tool calls answered) is refused on one line, the file unchanged.
+    Exit 0 rebased or nothing drifted; 1 CMD failed (nothing written); 2 refused; 3 could not run."""
+    try:
+        lines = rebasing.rebase_command(command or [], name, fixtures_dir)
+    except rebasing.Refused as exc:  # its line names the fixture already
+        print(exc, file=sys.stderr)
+        return exc.exit_code
+    for line in lines:
+        print(line)
+    return EXIT_OK
+
+
 RUN_ID = typer.Argument(
     "", metavar="RUN_ID", show_default=False, help="The ctxmesh run id (the run's key in the store)."
 )
@@ -309,6 +333,7 @@ def register(app: typer.Typer) -> None:
     fixture_app.command("verify")(verify)
     fixture_app.command("diff")(diff)
     fixture_app.command("seal")(seal)
+    fixture_app.command("rebase")(rebase)
     fixture_app.command("download", epilog=STORE_HELP)(download)
     fixture_app.command("push", epilog=STORE_HELP)(push)
     fixture_app.command("pull", epilog=STORE_HELP)(pull)

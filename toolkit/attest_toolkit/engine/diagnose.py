@@ -165,8 +165,14 @@ def first_difference(
 def drift(call: int, difference: Miss) -> Miss:
     """A changed request served anyway (lenient matching): `replay drift: model call 2: messages
     changed (hash a1b2c3d→e4f5a6b); served the recording`. A warning, never a miss."""
-    what = difference.message.removeprefix("replay miss: ").split("; re-record with", 1)[0]
-    return replace(difference, message=f"replay drift: model call {call}: {what}; served the recording")
+    return replace(
+        difference, message=f"replay drift: model call {call}: {what_of(difference)}; served the recording"
+    )
+
+
+def what_of(miss: Miss) -> str:
+    """What a miss found, without its `replay miss:` lead and its re-record hint."""
+    return miss.message.removeprefix("replay miss: ").split("; re-record with", 1)[0]
 
 
 # --- the tool channel ------------------------------------------------------------------------------

@@ -64,12 +64,16 @@ class Templater:
     def text(self, text: str) -> str:
         return self._walker.text(text)
 
+    def request(self, exchange: Exchange) -> tuple[str, str, Body]:
+        """The path, query and request body of `exchange` as a fixture stores them."""
+        path = self.text(exchange.path)
+        query = self.text(redact_query(exchange.query, self.secrets))
+        return path, query, self._request(parse_body(exchange.request_body, None))
+
     def record(self, exchange: Exchange, provider: str | None = None) -> dict[str, Any]:
         """The fixture interaction for `exchange` (see schemas/fixture.schema.json)."""
         provider = provider or provider_for(exchange.path)
-        path = self.text(exchange.path)
-        query = self.text(redact_query(exchange.query, self.secrets))
-        request = self._request(parse_body(exchange.request_body, None))
+        path, query, request = self.request(exchange)
         hashes = request_key(provider, exchange.method, path, query, request, self.secrets).hashes
         content_type = next((v for k, v in exchange.response_headers if k.lower() == "content-type"), None)
         self._timestamps.next_response()
