@@ -49,8 +49,8 @@ from .fixture import (
 from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
-from .provider_env import KEY_VARS, proxy_env
-from .providers import RECORDED, error_body
+from .provider_env import CREDENTIAL_VARS, proxy_env
+from .providers import RECORDED, error_body, error_headers
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
@@ -98,7 +98,8 @@ class LiveCost:
 def bad_gateway(provider: str, message: str) -> web.Response:
     """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
     body = error_body(provider, 502, message)
-    return web.json_response(body, status=502, headers={"x-should-retry": "false"})
+    headers = {"x-should-retry": "false", **error_headers(provider, 502)}
+    return web.json_response(body, status=502, headers=headers)
 
 
 def unreachable(upstream: str, exc: BaseException) -> str:
@@ -313,7 +314,7 @@ class RecordingProxy:
 
 def capture_secrets(env: Mapping[str, str], cwd: Path | None = None) -> Secrets:
     """The working directory's .env values and this process's own provider keys, never to be stored."""
-    return environment_secrets(cwd, extra=[env.get(var, "") for var in KEY_VARS.values()])
+    return environment_secrets(cwd, extra=[env.get(var, "") for var in CREDENTIAL_VARS])
 
 
 def run_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> int:

@@ -26,7 +26,7 @@ from .errors import AttestError
 from .fixture import new_source
 from .partial import ReplayFirst
 from .progress import ProgressLine
-from .provider_env import KEY_VARS, proxy_env
+from .provider_env import placeholder_credentials, proxy_env
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings
 OUTSIDE = (
@@ -62,10 +62,7 @@ class RecordingFront:
         base_url = self.gate.url(self.server.start())
         listeners.started(base_url)
         env = {**proxy_env(base_url), **listeners.handed_out(base_url, self.env)}
-        for var in KEY_VARS.values():  # the SDKs refuse to build a client without a key
-            if not self.env.get(var):
-                env[var] = PLACEHOLDER_KEY
-        return env
+        return {**env, **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
 
     def stop(self) -> None:
         self.server.stop()
