@@ -364,3 +364,25 @@ def test_a_call_not_signed_with_the_engines_own_secret_never_goes_live(flow: Flo
         summary = engine.close_session(sid)
     assert len(flow.upstream.requests) == calls
     assert summary["live"] == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "model", "cost"),
+    [
+        (
+            bedrock_converse_stream(["a", "b", "c"], bedrock_usage(1_000_000, 1_000_000)),
+            "us.amazon.nova-pro-v1:0",
+            4.0,
+        ),
+        (bedrock_invoke_claude_stream(["a", "b"]), "anthropic.claude-3-5-haiku-20241022-v1:0", 0.0000168),
+    ],
+    ids=["converse-stream", "invoke-with-response-stream"],
+)
+def test_a_streamed_answer_is_priced_from_its_usage_events(reply: Reply, model: str, cost: float) -> None:
+    """ConverseStream's metadata event; Anthropic's message_start and message_delta inside the chunks
+    (11 input tokens at $0.80 and 2 output at $4.00 per million for Claude 3.5 Haiku)."""
+    from attest_toolkit.engine.pricing import cost_usd, usage_of
+
+    assert reply.events is not None
+    found = usage_of(b"".join(reply.events), reply.headers["content-type"])
+    assert cost_usd(model, found) == pytest.approx(cost)
