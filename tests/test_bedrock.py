@@ -386,3 +386,23 @@ def test_a_streamed_answer_is_priced_from_its_usage_events(reply: Reply, model: 
     assert reply.events is not None
     found = usage_of(b"".join(reply.events), reply.headers["content-type"])
     assert cost_usd(model, found) == pytest.approx(cost)
+
+
+def test_a_key_streamed_in_pieces_across_frames_is_redacted_in_every_frame(tmp_path: Path) -> None:
+    """The caller's access key id, streamed back split over two ConverseStream deltas: no single frame
+    holds it, the joined text does. The agent gets it as sent; the fixture keeps `{{redacted}}`."""
+    fixtures_dir = tmp_path / "fixtures"
+    pieces = ["Your key is ", ACCESS_KEY[:10], ACCESS_KEY[10:], "."]
+    stream = bedrock_converse_stream(pieces)
+    with FakeUpstream([stream], check=sigv4_check(ACCESS_KEY, SECRET_KEY)) as up:
+        captured = attest(
+            fixtures_dir, "capture", "--name", "b", "--", *agent("stream"),
+            ATTEST_BEDROCK_UPSTREAM=up.url, **credentials(),
+        )  # fmt: skip
+    assert captured.returncode == 0, captured.stderr
+    assert captured.stdout == f"streamed: {'|'.join(pieces)}\n"
+    text = (fixtures_dir / "b.attest.json").read_text(encoding="utf-8")
+    assert ACCESS_KEY[:10] not in text and ACCESS_KEY[10:] not in text
+    (interaction,) = fx.model_interactions(fx.read_fixture(fixtures_dir / "b.attest.json"))
+    deltas = [json.loads(e["payload"]) for e in interaction["response"]["body"]["eventstream"][1:5]]
+    assert [d["delta"]["text"] for d in deltas] == ["Your key is ", "{{redacted}}", "", "."]

@@ -4,6 +4,7 @@
                                               result goes back), ConverseStream, InvokeModel and
                                               InvokeModelWithResponseStream with Anthropic bodies
     python bedrock_agent.py ask [QUESTION]    one Converse call
+    python bedrock_agent.py stream            one ConverseStream call
 
 The client is built with a region only: it finds the engine through AWS_ENDPOINT_URL_BEDROCK_RUNTIME
 and its credentials in the environment, as a user's agent would. An AWS error exits with its code.
@@ -86,10 +87,14 @@ def converse(client, question: str) -> None:
     )
 
 
-def converse_stream(client) -> None:
+def stream_pieces(client) -> tuple[list[str], list[dict]]:
     streamed = client.converse_stream(modelId=CONVERSE_MODEL, messages=[user("Say it in words.")])
     events = list(streamed["stream"])
-    pieces = [e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e]
+    return [e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e], events
+
+
+def converse_stream(client) -> None:
+    pieces, events = stream_pieces(client)
     print("streamed:", "|".join(pieces), "| events:", ",".join(next(iter(e)) for e in events))
 
 
@@ -124,6 +129,8 @@ def main() -> int:
             converse(client, question)
             converse_stream(client)
             invoke(client)
+        elif what == "stream":
+            print("streamed:", "|".join(stream_pieces(client)[0]))
         else:
             ask(client, question)
     except ClientError as exc:

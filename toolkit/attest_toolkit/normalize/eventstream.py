@@ -172,6 +172,20 @@ def texts(event: Event) -> list[str]:
     return [payload["bytes"]] if "bytes" in payload else []
 
 
+def as_sse(events: list[Event]) -> list[str]:
+    """Each event's text as one SSE event (empty for an event without text), so the scan for a secret
+    streamed in pieces (`normalize.streams`) reads event streams as it reads SSE."""
+    return ["".join(f"data: {text}\n\n" for text in texts(event)) for event in events]
+
+
+def with_sse(events: list[Event], sse: list[str]) -> list[Event]:
+    """`events` with the texts `as_sse` gave, as changed since."""
+    return [
+        map_texts(event, lambda _text, line=line: line.removeprefix("data: ").removesuffix("\n\n"))
+        for event, line in zip(events, sse, strict=True)
+    ]
+
+
 def payload_objects(events: list[Event]) -> list[dict[str, Any]]:
     """Each event's JSON payload (the model's own event, when wrapped), for usage and display."""
     objects = []

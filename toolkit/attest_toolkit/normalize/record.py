@@ -110,7 +110,11 @@ class Templater:
         if "text" in body:
             return {"text": self._quoted(body["text"])}
         if "eventstream" in body:
-            return {"eventstream": [eventstream.map_texts(e, self._quoted) for e in body["eventstream"]]}
+            events = body["eventstream"]  # a secret streamed in pieces, as for SSE
+            events = eventstream.with_sse(
+                events, redact_streamed_secrets(eventstream.as_sse(events), self.secrets)
+            )
+            return {"eventstream": [eventstream.map_texts(e, self._quoted) for e in events]}
         return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:
