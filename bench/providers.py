@@ -1,9 +1,9 @@
-"""Per provider: replaying a Gemini call costs what replaying an OpenAI call of the same size costs.
+"""Per provider: replaying a Gemini or Bedrock call costs what replaying an OpenAI call of the same size costs.
 
-The same conversation (a system prompt, TURNS user/model turns, the same answer) is recorded once as
-an OpenAI chat completion and once as a Gemini generateContent call. Measured, per request, what the
-engine does on a hit: parse the body, normalize and hash it into the request key, look it up in the
-session's index. The OpenAI call is the baseline, in the same run.
+The same conversation (a system prompt, TURNS user/model turns, the same answer) is recorded as an
+OpenAI chat completion, a Gemini generateContent call and a Bedrock Converse call. Measured, per
+request, what the engine does on a hit: parse the body, normalize and hash it into the request key,
+look it up in the session's index. The OpenAI call is the baseline, in the same run.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ BATCH = 300
 TARGET = 1.3
 OPENAI_PATH = "/v1/chat/completions"
 GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
+BEDROCK_PATH = "/model/us.amazon.nova-pro-v1:0/converse"
 ANSWER = "Order O-1042 ships today."
 
 
@@ -62,6 +63,20 @@ def gemini_call() -> tuple[dict, dict]:
     return request, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
 
 
+def bedrock_call() -> tuple[dict, dict]:
+    messages = []
+    for asked, said in turns():
+        messages += [
+            {"role": "user", "content": [{"text": asked}]},
+            {"role": "assistant", "content": [{"text": said}]},
+        ]
+    messages.append({"role": "user", "content": [{"text": "And O-1042?"}]})
+    request = {"messages": messages, "system": [{"text": SYSTEM}]}
+    answer = {"output": {"message": {"role": "assistant", "content": [{"text": ANSWER}]}}}
+    usage = {"inputTokens": 420, "outputTokens": 7, "totalTokens": 427}
+    return request, {**answer, "stopReason": "end_turn", "usage": usage, "metrics": {"latencyMs": 412}}
+
+
 def build(workdir: Path, provider: str, path: str, call: tuple[dict, dict]) -> LoadedFixture:
     request, response = call
     raw = Exchange("POST", path, "", json.dumps(request).encode(), 200, [("content-type", JSON)], b"")
@@ -86,26 +101,34 @@ def per_request(loaded: LoadedFixture, provider: str, path: str, raw: bytes) -> 
     return timed(work) / BATCH
 
 
+_NAMES = {"gemini": "Gemini generateContent", "bedrock": "Bedrock Converse"}
+
+
 def run(workdir: Path, quick: bool = False) -> list[Row]:
     runs = 3 if quick else 9
     cases = {
         "openai": (OPENAI_PATH, openai_call()),
         "gemini": (GEMINI_PATH, gemini_call()),
+        "bedrock": (BEDROCK_PATH, bedrock_call()),
     }
     loaded = {name: build(workdir, name, path, call) for name, (path, call) in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(runs):  # interleaved, so machine noise hits both alike
+    for _ in range(runs):  # interleaved, so machine noise hits them alike
         for name, (path, (request, _)) in cases.items():
             samples[name].append(per_request(loaded[name], name, path, json.dumps(request).encode()))
-    gemini, openai = median(samples["gemini"]), median(samples["openai"])
-    return [
-        Row(
-            "providers",
-            f"Gemini generateContent hit ({TURNS} turns), key + lookup; baseline: the same OpenAI chat call",
-            ms(gemini),
-            ms(openai),
-            ratio(gemini, openai),
-            f"≤ {TARGET}x",
-            gemini <= TARGET * openai,
+    openai = median(samples["openai"])
+    rows = []
+    for name, title in _NAMES.items():
+        measured = median(samples[name])
+        rows.append(
+            Row(
+                "providers",
+                f"{title} hit ({TURNS} turns), key + lookup; baseline: the same OpenAI chat call",
+                ms(measured),
+                ms(openai),
+                ratio(measured, openai),
+                f"≤ {TARGET}x",
+                measured <= TARGET * openai,
+            )
         )
-    ]
+    return rows

@@ -46,6 +46,13 @@ def run_attest(
     )
 
 
+def attest_in(fixtures_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`attest COMMAND [OPTIONS] --fixtures-dir DIR -- CMD...`, run from DIR's parent."""
+    cut = args.index("--")
+    argv = [*args[:cut], "--fixtures-dir", str(fixtures_dir), *args[cut:]]
+    return run_attest(*argv, env=env, cwd=fixtures_dir.parent)
+
+
 def agent(*args: str) -> list[str]:
     return [sys.executable, str(AGENT), *args]
 

@@ -112,6 +112,9 @@ def test_the_volatile_scan_knows_every_id_prefix_a_provider_issues() -> None:
         ("/v1/messages", "my-gateway.openai.azure.com", "azure"),
         ("/openai/deployments/gpt-4o/chat/completions", None, "azure"),
         ("/v1beta/models/gemini-2.5-flash:generateContent", None, "gemini"),
+        ("/model/us.amazon.nova-pro-v1:0/converse", None, "bedrock"),
+        ("/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke-with-response-stream", None, "bedrock"),
+        ("/v1/chat/completions", "bedrock-runtime.eu-west-1.amazonaws.com", "bedrock"),
     ],
 )
 def test_a_path_or_host_names_its_provider(path: str, hint: str | None, provider: str) -> None:
@@ -124,3 +127,25 @@ def test_an_error_the_proxy_answers_itself_carries_the_message_in_the_provider_f
     error = body["error"]
     assert error["message"] == "replay miss: model changed"
     assert (body.get("type") == "error") == (name == "anthropic")
+
+
+def test_a_bedrock_error_the_proxy_answers_carries_its_kind_in_the_header_botocore_reads() -> None:
+    assert providers.error_body("bedrock", 400, "replay miss: model changed") == {
+        "message": "replay miss: model changed"
+    }
+    assert providers.error_headers("bedrock", 400)["x-amzn-ErrorType"].startswith("ValidationException:")
+    assert providers.error_headers("openai", 400) == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        ("/model/us.amazon.nova-pro-v1:0/converse-stream", "us.amazon.nova-pro-v1:0"),
+        (
+            "/model/arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-4-v1:0/invoke",
+            "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-sonnet-4-v1:0",
+        ),
+    ],
+)
+def test_a_bedrock_model_is_read_from_its_path(path: str, model: str) -> None:
+    assert providers.model_of(path, {"anthropic_version": "bedrock-2023-05-31"}) == model

@@ -6,7 +6,12 @@ ATTEST_ANTHROPIC_UPSTREAM), so live forwarding and capture are tested without le
 
 from __future__ import annotations
 
+import base64
 import json
+import re
+import struct
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -29,20 +34,35 @@ class Seen:
     query: str
     headers: dict[str, str]
     body: bytes
+    raw_path: str = ""  # the path as it came, escapes and all
+    host: str = ""
 
 
 class FakeUpstream:
-    def __init__(self, replies: list[Reply]) -> None:
+    """`check`: looks at each request first; a Reply it returns is the answer (a refused signature)."""
+
+    def __init__(self, replies: list[Reply], check: Callable[[Seen], Reply | None] | None = None) -> None:
         self.replies = list(replies)
+        self.check = check
         self.requests: list[Seen] = []
         self._server = BackgroundServer(self._build, "fake-upstream")
         self.url = ""
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        self.requests.append(
-            Seen(request.method, request.path, request.query_string, dict(request.headers), body)
+        seen = Seen(
+            request.method,
+            request.path,
+            request.query_string,
+            dict(request.headers),
+            body,
+            request.raw_path.split("?", 1)[0],
+            request.host,
         )
+        self.requests.append(seen)
+        refused = self.check(seen) if self.check is not None else None
+        if refused is not None:
+            return web.Response(status=refused.status, body=refused.body, headers=refused.headers)
         if not self.replies:
             return web.json_response({"error": {"message": "fake upstream: no reply scripted"}}, status=500)
         reply = self.replies.pop(0)
@@ -154,3 +174,161 @@ def gemini_error(status: int, message: str) -> Reply:
         {"error": {"code": status, "message": message, "status": GEMINI_STATUS.get(status, "INTERNAL")}},
         status,
     )
+
+
+# --- Bedrock Runtime's wire format (bedrock-runtime.<region>.amazonaws.com) ---------------------------
+
+BEDROCK_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
+_PADDING = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
+
+
+def bedrock_frame(event_type: str, payload: dict) -> bytes:
+    """One event-stream frame as Bedrock sends it: string headers, a JSON payload padded with `p`,
+    the prelude's and the frame's CRC32 (written from the format's description, not from attest)."""
+    payload = {**payload, "p": _PADDING[: 5 + len(json.dumps(payload)) % 40]}
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    headers = b""
+    for name, value in (
+        (":event-type", event_type),
+        (":content-type", "application/json"),
+        (":message-type", "event"),
+    ):
+        headers += (
+            bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(value)) + value.encode()
+        )
+    prelude = struct.pack(">II", 16 + len(headers) + len(body), len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def bedrock_usage(inputs: int, outputs: int) -> dict:
+    return {"inputTokens": inputs, "outputTokens": outputs, "totalTokens": inputs + outputs}
+
+
+def bedrock_converse(content: list[dict], stop: str = "end_turn", usage: dict | None = None) -> Reply:
+    """A Converse answer."""
+    message = {"role": "assistant", "content": content}
+    doc = {"output": {"message": message}, "stopReason": stop, "usage": usage or bedrock_usage(20, 8)}
+    return _json_reply({**doc, "metrics": {"latencyMs": 412}})
+
+
+def bedrock_converse_stream(pieces: list[str], usage: dict | None = None) -> Reply:
+    """A ConverseStream answer, one frame per event, ending with the metadata event."""
+    events = [bedrock_frame("messageStart", {"role": "assistant"})]
+    events += [
+        bedrock_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
+        for piece in pieces
+    ]
+    events += [
+        bedrock_frame("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_frame("messageStop", {"stopReason": "end_turn"}),
+        bedrock_frame(
+            "metadata", {"usage": usage or bedrock_usage(9, len(pieces)), "metrics": {"latencyMs": 230}}
+        ),
+    ]
+    return Reply(headers=BEDROCK_STREAM, events=events)
+
+
+def _claude_message(content: list[dict], usage: dict) -> dict:
+    return {
+        "id": "msg_bdrk_01Hx7Qw3Er5Ty9Ui2Op4As6D",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-3-5-haiku-20241022",
+        "content": content,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def bedrock_invoke_claude(text: str, usage: dict | None = None) -> Reply:
+    """An InvokeModel answer of an Anthropic model: Anthropic's Messages body."""
+    return _json_reply(
+        _claude_message([{"type": "text", "text": text}], usage or {"input_tokens": 14, "output_tokens": 9})
+    )
+
+
+def bedrock_invoke_claude_stream(pieces: list[str]) -> Reply:
+    """An InvokeModelWithResponseStream answer of an Anthropic model: each of Anthropic's stream events
+    base64-encoded in a `chunk` frame."""
+    inner = [
+        {"type": "message_start", "message": _claude_message([], {"input_tokens": 11, "output_tokens": 1})},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+            for p in pieces
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": len(pieces)},
+        },
+        {
+            "type": "message_stop",
+            "amazon-bedrock-invocationMetrics": {"inputTokenCount": 11, "outputTokenCount": len(pieces)},
+        },
+    ]
+    events = [
+        bedrock_frame(
+            "chunk", {"bytes": base64.b64encode(json.dumps(e, separators=(",", ":")).encode()).decode()}
+        )
+        for e in inner
+    ]
+    return Reply(headers=BEDROCK_STREAM, events=events)
+
+
+def bedrock_error(status: int, kind: str, message: str) -> Reply:
+    """An AWS error as Bedrock sends it: the kind in x-amzn-ErrorType, the message in the body."""
+    return Reply(
+        status=status,
+        headers={
+            "content-type": "application/json",
+            "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        },
+        body=json.dumps({"message": message}).encode(),
+    )
+
+
+_SIGNED_HEADERS = re.compile(r"SignedHeaders=([^,\s]+)")
+_SIGNATURE = re.compile(r"Signature=([0-9a-f]{64})")
+
+
+def sigv4_check(
+    access_key: str, secret_key: str, region: str = "us-east-1"
+) -> Callable[[Seen], Reply | None]:
+    """A check that refuses, as AWS does, a request whose SigV4 signature is not valid for this host
+    with these credentials, recomputed with botocore from what arrived."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    def check(seen: Seen) -> Reply | None:
+        headers = {k.lower(): v for k, v in seen.headers.items()}
+        auth = headers.get("authorization", "")
+        names = _SIGNED_HEADERS.search(auth)
+        given = _SIGNATURE.search(auth)
+        scope = f"Credential={access_key}/{headers.get('x-amz-date', '')[:8]}/{region}/bedrock/aws4_request"
+        if names is None or given is None or scope not in auth:
+            return bedrock_error(
+                403, "UnrecognizedClientException", "The security token included in the request is invalid."
+            )
+        signed = {k: v for k, v in headers.items() if k in names.group(1).split(";")}
+        request = AWSRequest(
+            method=seen.method, url=f"http://{seen.host}{seen.raw_path}", data=seen.body, headers=signed
+        )
+        request.context["timestamp"] = headers["x-amz-date"]
+        signer = SigV4Auth(Credentials(access_key, secret_key), "bedrock", region)
+        expected = signer.signature(
+            signer.string_to_sign(request, signer.canonical_request(request)), request
+        )
+        if expected != given.group(1):
+            return bedrock_error(
+                403,
+                "InvalidSignatureException",
+                "The request signature we calculated does not match the signature you provided.",
+            )
+        return None
+
+    return check

@@ -50,8 +50,8 @@ from .fixture import (
 from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
-from .provider_env import KEY_VARS, proxy_env
-from .providers import RECORDED, error_body
+from .provider_env import CREDENTIAL_VARS, placeholder_credentials, proxy_env
+from .providers import RECORDED, error_body, error_headers
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
@@ -99,17 +99,18 @@ class LiveCost:
 def offline_env(base_url: str, env: Mapping[str, str]) -> dict[str, str]:
     """The variables that point a command's clients at a listener of ours at `base_url`, with a
     placeholder key where the user has none (the SDKs refuse to build a client without one)."""
-    pointed = {**proxy_env(base_url), **listeners.handed_out(base_url, env)}
-    for var in KEY_VARS.values():
-        if not env.get(var):
-            pointed[var] = PLACEHOLDER_KEY
-    return pointed
+    return {
+        **proxy_env(base_url),
+        **listeners.handed_out(base_url, env),
+        **placeholder_credentials(env, PLACEHOLDER_KEY),
+    }
 
 
 def bad_gateway(provider: str, message: str) -> web.Response:
     """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
     body = error_body(provider, 502, message)
-    return web.json_response(body, status=502, headers={"x-should-retry": "false"})
+    headers = {"x-should-retry": "false", **error_headers(provider, 502)}
+    return web.json_response(body, status=502, headers=headers)
 
 
 def unreachable(upstream: str, exc: BaseException) -> str:
@@ -332,7 +333,7 @@ class RecordingProxy:
 
 def capture_secrets(env: Mapping[str, str], cwd: Path | None = None) -> Secrets:
     """The working directory's .env values and this process's own provider keys, never to be stored."""
-    return environment_secrets(cwd, extra=[env.get(var, "") for var in KEY_VARS.values()])
+    return environment_secrets(cwd, extra=[env.get(var, "") for var in CREDENTIAL_VARS])
 
 
 def run_child(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import __version__
 from .errors import AttestError, CredentialFound, FixtureError, UsageError, describe_os_error, read_text
+from .normalize import eventstream
 from .normalize.body import encoded_text
 from .normalize.streams import find_streamed_secret
 from .normalize.walk import named_secret
@@ -175,12 +176,18 @@ def _first_credential(doc: Any, secrets: Secrets) -> tuple[str, str] | None:
 def _body_credential(
     body: dict[str, Any], where: list[str | int], secrets: Secrets
 ) -> tuple[str, str] | None:
-    """A credential only a reader of the whole body sees: streamed across SSE events, or base64-encoded."""
+    """A credential only a reader of the whole body sees: streamed across SSE or event-stream events, or
+    base64-encoded."""
     events = body.get("sse")
     if isinstance(events, list) and all(isinstance(e, str) for e in events):
         found = find_streamed_secret(events, secrets)
         if found:
             return json_pointer([*where, "sse", found[0]]), found[1]
+    frames = body.get("eventstream")
+    if isinstance(frames, list) and frames:
+        found = find_streamed_secret(eventstream.as_sse(frames), secrets)
+        if found:
+            return json_pointer([*where, "eventstream", found[0]]), found[1]
     text = encoded_text(body)
     kind = secrets.find(text) if text is not None else None
     if kind:

@@ -15,7 +15,8 @@ from typing import Any
 
 from . import fixture as fx
 from .engine.diagnose import escape
-from .providers import PROVIDERS
+from .normalize import eventstream
+from .providers import PROVIDERS, model_of
 
 GIST_WIDTH = 72
 
@@ -147,8 +148,9 @@ class Gist:
 
 
 def body_kind(body: dict) -> str:
-    if "sse" in body:
-        return f"sse ({len(body['sse'])} events)"
+    for stream in ("sse", "eventstream"):
+        if stream in body:
+            return f"{stream} ({len(body[stream])} events)"
     return next(iter(body), "empty")
 
 
@@ -159,14 +161,16 @@ def reply_gist(body: dict) -> str:
     elif "sse" in body:
         for payload in sse_payloads(body["sse"]):
             gist.add(payload)
+    elif "eventstream" in body:
+        for payload in eventstream.payload_objects(body["eventstream"]):
+            gist.add(payload)
     elif "text" in body:
         return clip(body["text"])
     return gist.line()
 
 
 def interaction_line(number: int, item: fx.Interaction) -> str:
-    request = item["request"].get("json")
-    model = request.get("model") if isinstance(request, dict) else None
+    model = model_of(item["path"], item["request"].get("json"))
     endpoint = item["path"] + (f"?{item['query']}" if item.get("query") else "")
     response = item["response"]
     head = f"{number:>3}. {item['provider']:<9} {item['method']} {endpoint}"

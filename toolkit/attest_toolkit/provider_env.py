@@ -18,6 +18,22 @@ OTLP_TRACES_VAR = PROVIDERS["otlp"].base_url_vars[0]
 ALL_VARS: tuple[str, ...] = tuple(v for p in PROVIDERS.values() for v in p.base_url_vars)
 # The variable each provider's SDKs read their key from.
 KEY_VARS: dict[str, str] = {p.name: p.key_var for p in PROVIDERS.values() if p.key_var}
+# Every variable that holds a credential a provider's SDK reads: the keys, and AWS's secret and token.
+CREDENTIAL_VARS: tuple[str, ...] = tuple(
+    var for p in PROVIDERS.values() if p.key_var for var in (p.key_var, *p.placeholder_vars)
+)
+
+
+def placeholder_credentials(env: Mapping[str, str], placeholder: str) -> dict[str, str]:
+    """`placeholder` in the key variable of each provider whose key `env` lacks, and in the others its
+    SDK needs before it sends anything (AWS's secret key): SDKs refuse to build a client or to sign
+    without them, and a replay needs no key."""
+    return {
+        var: placeholder
+        for p in PROVIDERS.values()
+        if p.key_var and not env.get(p.key_var)
+        for var in (p.key_var, *p.placeholder_vars)
+    }
 
 
 def proxy_env(prefix: str) -> dict[str, str]:

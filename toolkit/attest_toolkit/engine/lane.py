@@ -17,6 +17,7 @@ A request is one ASCII line. An answer is `!II` (head length, body length), the 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 import threading
@@ -35,18 +36,27 @@ NOT_HERE = ANSWER.pack(0, 0)
 FD_VAR = "ATTEST_LANE_FD"  # the engine's end of the pair, passed by the runner that starts it
 TIMEOUT = 30.0  # seconds the runner waits for an answer before it stops using the lane
 PROVIDERS = frozenset(RECORDED)  # the model calls a recording can answer
+_DECODED = re.compile(r"%3[aA]|%2[fF]")
 
 
 def split_target(target: str) -> tuple[str, str, str, str] | None:
     """(session id, provider, path, query) of a model call's target, when aiohttp would route it as
-    it is (no escapes, no `+`, no dot segments); None for anything else."""
-    if not target.startswith("/r/") or any(c in target for c in "%+#") or "/." in target or "//" in target:
+    it is (no `+`, no dot segments, no escapes but an escaped `:` or `/` in the path after the
+    provider, which boto3 sends in every Bedrock model id and aiohttp decodes); None for anything else."""
+    if not target.startswith("/r/") or any(c in target for c in "+#") or "/." in target or "//" in target:
         return None
     path, _, query = target.partition("?")
     parts = path.split("/", 4)
     if len(parts) < 5 or parts[3] not in PROVIDERS:
         return None
-    return parts[2], parts[3], "/" + parts[4], query
+    tail = parts[4]
+    if "%" in target:
+        if "%" in query or "%" in parts[2] or "%" in _DECODED.sub("", tail):
+            return None
+        tail = _DECODED.sub(lambda m: ":" if m.group(0)[2] in "aA" else "/", tail)
+        if "/." in tail or "//" in tail or tail.startswith("."):
+            return None
+    return parts[2], parts[3], "/" + tail, query
 
 
 def take_request(buffer: bytearray) -> tuple[str, str] | None:

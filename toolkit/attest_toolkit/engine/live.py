@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from .. import listeners
 from ..errors import UsageError
 from ..normalize import Exchange, request_content
 from ..provider_env import KEY_VARS, user_base_url
-from ..providers import PROVIDERS, STREAM_END_RE
+from ..providers import PROVIDERS, STREAM_END_RE, Signer, SigningFailed
 from . import load_ca_store
 from .pricing import cost_usd, usage_of
 
@@ -107,6 +108,16 @@ def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
     return Upstream(own, drop_v1=PROVIDERS[provider].proxy_path == "/v1")
 
 
+def path_as_sent(request: web.Request, path: str) -> str:
+    """`path`, the decoded tail of the request's path, as the caller encoded it: an escaped `/` in a
+    model id (a Bedrock ARN) must reach the provider escaped, or it splits the path there."""
+    raw = request.raw_path.split("?", 1)[0]
+    prefix = request.path[: len(request.path) - len(path)]
+    if request.path.endswith(path) and raw.startswith(prefix):
+        return raw[len(prefix) :]
+    return path
+
+
 def stream_complete(body: bytes) -> bool:
     """True once a streamed answer's terminal event has arrived (after it, the answer is complete,
     whatever follows)."""
@@ -121,13 +132,20 @@ class LiveForwarder:
         self.connect_timeout = seconds(env, CONNECT_TIMEOUT_VAR, CONNECT_TIMEOUT)
         self.total_timeout = seconds(env, TOTAL_TIMEOUT_VAR, TOTAL_TIMEOUT)
         self.listeners_env = {k: v for k, v in env.items() if k == listeners.LISTENERS_VAR}
+        self.signers = {name: p.signer(env) for name, p in PROVIDERS.items() if p.signer is not None}
         self._client: aiohttp.ClientSession | None = None
 
-    def authorized(self, provider: str, headers: Mapping[str, str]) -> bool:
-        """True only when the request carries exactly this engine's own key for that provider."""
+    def authorized(self, provider: str, request: web.Request, raw: bytes) -> bool:
+        """True only when the request carries exactly this engine's own key for that provider (for a
+        signing provider: is signed with this engine's own credentials)."""
         key = self.keys.get(provider)
         if not key:
             return False
+        headers = request.headers
+        signer = self.signers.get(provider)
+        if signer is not None:
+            url = f"{request.scheme}://{request.host}{request.raw_path}"
+            return signer.signed_with(key, request.method, url, headers, raw)
         key_header = PROVIDERS[provider].key_header
         offered = headers.get(key_header) if key_header else None
         if offered is None:
@@ -181,9 +199,12 @@ class LiveForwarder:
         on_exchange: OnExchange | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """Send the request upstream and stream the answer back; returns the response and its body."""
-        url = self.upstreams[provider].url(path)
+        url = self.upstreams[provider].url(path_as_sent(request, path))
+        signer = self.signers.get(provider)
+        if "{region}" in url and signer is None:
+            raise ForwardRefused(f"no region to fill in {url}")
         self.check_target(url)
-        return await self.forward_to(request, url, path, raw, on_exchange)
+        return await self.forward_to(request, url, path, raw, on_exchange, signer=signer)
 
     async def forward_to(
         self,
@@ -195,31 +216,42 @@ class LiveForwarder:
         keep_reading: bool = False,
         tool: bool = False,
         to_engine: bool = False,
+        signer: Signer | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """`forward` to any URL (a tool server's, with `tool`); `path` is what the exchange records.
         With `keep_reading`, a client that hangs up once it has what it needs (an MCP client after the
         reply event) does not cut the exchange short: the rest is still read and recorded.
         `to_engine`: the hop to attest's own engine, which keeps the whole-answer deadline itself.
-        Raises ForwardRefused for a loop or a missed deadline."""
+        `signer`: signs the request again for `url` (the caller signed it for the proxy).
+        Raises ForwardRefused for a loop, a missed deadline or a request that cannot be signed."""
         if tool:
             self.check_target(url)
+        headers = self.headers_for(request, tool)
+        target: str | URL = url
+        if signer is not None:
+            try:
+                url, headers = signer.prepare(request.method, url, headers, raw)
+            except SigningFailed as exc:
+                raise ForwardRefused(str(exc)) from None
+            target = URL(url, encoded=True)  # sent exactly as signed, escapes and all
         try:
-            return await self._forward_to(request, url, path, raw, on_exchange, keep_reading, tool, to_engine)
+            return await self._forward_to(
+                request, target, path, raw, headers, on_exchange, keep_reading, to_engine
+            )
         except asyncio.TimeoutError as exc:
             raise self.timed_out(exc, url, request.get(_PREPARED, False)) from None
 
     async def _forward_to(
         self,
         request: web.Request,
-        url: str,
+        url: str | URL,
         path: str,
         raw: bytes,
+        headers: dict[str, str],
         on_exchange: OnExchange | None,
         keep_reading: bool,
-        tool: bool,
         to_engine: bool,
     ) -> tuple[web.StreamResponse, bytes]:
-        headers = self.headers_for(request, tool)
         client = await self.client()
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout) if to_engine else None
         async with client.request(

@@ -9,12 +9,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..normalize import eventstream
 from ..normalize.sse import split_sse
 from ..providers import USAGE_FIELDS
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+# Bedrock's model ids: an inference profile's region and the vendor before the name, a version after it
+# (us.anthropic.claude-sonnet-4-20250514-v1:0 prices as claude-sonnet-4, amazon.nova-pro-v1:0 as nova-pro).
+_BEDROCK = re.compile(r"^(?:[a-z]+\.)+(.+?)(?:-v\d+(?::\d+)?)?$")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,9 @@ def price_of(model: str | None) -> dict[str, float] | None:
         return None
     models = table()["models"]
     name = model.lower().split("/")[-1]
+    bedrock = _BEDROCK.fullmatch(name)
+    if bedrock:
+        name = bedrock.group(1)
     return models.get(name) or models.get(_SUFFIX.sub("", name))
 
 
@@ -70,7 +77,7 @@ def usage_of_json(body: Any) -> Usage | None:
 
 def usage_of_sse(events: list[dict]) -> Usage | None:
     """Usage from a stream: OpenAI's final usage chunk, Responses' response.completed, Anthropic's
-    message_start (input) plus message_delta (output)."""
+    message_start (input) plus message_delta (output), ConverseStream's metadata event."""
     found: Usage | None = None
     for event in events:
         for candidate in (event, event.get("response"), event.get("message")):
@@ -89,6 +96,8 @@ def usage_of_sse(events: list[dict]) -> Usage | None:
 def usage_of(body: bytes, content_type: str) -> Usage | None:
     """The token usage an answer reports, from its JSON body or its stream's events."""
     try:
+        if eventstream.MEDIA_TYPE in content_type:
+            return usage_of_sse(eventstream.payload_objects(eventstream.split_frames(body) or []))
         if "event-stream" in content_type:
             events = []
             for event in split_sse(body.decode("utf-8", "replace")):

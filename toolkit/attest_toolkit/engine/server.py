@@ -24,8 +24,8 @@ from ..errors import AttestError
 from ..normalize import parse_body, request_content
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
-from ..provider_env import KEY_VARS, proxy_env
-from ..providers import PROVIDERS, model_of
+from ..provider_env import placeholder_credentials, proxy_env
+from ..providers import PROVIDERS, error_headers, model_of
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
@@ -61,7 +61,8 @@ def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
 
 def miss_response(provider: str, message: str) -> web.Response:
     """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    return web.json_response(miss_body(provider, message), status=400, headers=dict(MISS_HEADERS))
+    headers = {**dict(MISS_HEADERS), **error_headers(provider, 400)}
+    return web.json_response(miss_body(provider, message), status=400, headers=headers)
 
 
 def no_session(provider: str) -> web.Response:
@@ -69,6 +70,7 @@ def no_session(provider: str) -> web.Response:
     secret that keeps a session's routes for its own run), so 403, and nothing is forwarded."""
     response = miss_response(provider, NO_SESSION)
     response.set_status(403)
+    response.headers.update(error_headers(provider, 403))
     return response
 
 
@@ -166,10 +168,7 @@ class ReplayApp:
 
     def session_env(self, sid: str) -> dict[str, str]:
         prefix = f"{self.base_url}/r/{sid}"
-        env = proxy_env(prefix)
-        for provider, var in KEY_VARS.items():
-            if not self.live.keys.get(provider):
-                env[var] = PLACEHOLDER_KEY
+        env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
         env.update(tool_env(prefix, self.sessions[sid]))
         env.update(listeners.handed_out(self.base_url, self.env))
         return env
@@ -266,7 +265,7 @@ class ReplayApp:
         miss: Miss,
         model: str | None,
     ) -> web.StreamResponse:
-        if session.mode == "auto" and not session.no_live and self.live.authorized(provider, request.headers):
+        if session.mode == "auto" and not session.no_live and self.live.authorized(provider, request, raw):
             return await self.go_live(request, session, provider, path, raw, model)
         session.record_miss(miss, not_evaluated=session.mode == "auto")
         return miss_response(provider, miss.message)
@@ -274,7 +273,7 @@ class ReplayApp:
     async def go_live(
         self, request: web.Request, session: Session, provider: str, path: str, raw: bytes, model: str | None
     ) -> web.StreamResponse:
-        if not self.live.authorized(provider, request.headers) or session.no_live:
+        if not self.live.authorized(provider, request, raw) or session.no_live:
             return miss_response(provider, "attest replay: live calls are off for this run")
         if model is None:
             content = request_content(raw, request.headers.get("content-encoding"))

@@ -214,7 +214,7 @@ class Session:
             self._position += 1
             return diagnose.overflow(len(self.recordings), self.name)
         rec = self.recordings[position]
-        if rec.endpoint != endpoint:
+        if not rec.same_endpoint(endpoint, model):
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
         self._position += 1
         self._used[position] = 1
@@ -248,7 +248,7 @@ class Session:
             return diagnose.overflow(len(self.recordings), self.name)
         rec = self.recordings[position]
         self.compared = (position, rec)
-        if rec.endpoint != endpoint:
+        if not rec.same_endpoint(endpoint, model):
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
         difference = self._difference(rec, hashes, model, components)
         if difference.component == "params" and rec.parts is not None and parts is not None:

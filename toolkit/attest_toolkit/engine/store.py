@@ -12,9 +12,10 @@ from http import HTTPStatus
 from pathlib import Path
 
 from .. import fixture as fx
-from ..normalize import body_bytes, describe_components, key_of, upload_parts
+from ..normalize import body_bytes, describe_components, eventstream, key_of, upload_parts
 from ..normalize.rules import Rule, parse_ignore
 from ..normalize.served import Sent, Served
+from ..providers import model_of
 from ..secrets import Secrets
 from ..tools.declare import check_declared
 from ..tools.match import ToolRecording, load_recording
@@ -36,6 +37,7 @@ class Recording:
     headers: tuple[tuple[str, str], ...]
     body: bytes  # the whole body; for SSE also kept as events
     events: tuple[bytes, ...] | None = None
+    model_in_path: bool = False  # the model is named only in the path (Gemini, Bedrock)
     parts: tuple[dict, ...] | None = None  # an upload's normalized parts: a miss names the one that changed
     # The whole HTTP/1.1 answer, built once at load: status line, headers, body (SSE: one chunk per
     # event). None when a header cannot be sent as is; aiohttp then serves (and refuses) it as before.
@@ -46,6 +48,14 @@ class Recording:
     @property
     def endpoint(self) -> str:
         return f"{self.method} {self.path}"
+
+    def same_endpoint(self, endpoint: str, model: str | None) -> bool:
+        """`endpoint` is this recording's, or is it with another model in its path (Gemini and Bedrock
+        name the model only there): a changed model, not a call to another API."""
+        if endpoint == self.endpoint:
+            return True
+        own = self.model if self.model_in_path else None
+        return bool(model and own and endpoint == self.endpoint.replace(own, model))
 
 
 @dataclass(frozen=True)
@@ -66,10 +76,16 @@ class LoadedFixture:
 
 
 def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:
-    """The bytes to serve, placeholders replaced by their served values; for SSE also each event."""
+    """The bytes to serve, placeholders replaced by their served values; for a stream also each event
+    (an event-stream frame encoded again, its CRCs those of the served text)."""
     if "sse" in body:
         events = tuple(served.serve(e).encode("utf-8") for e in body["sse"])
         return b"".join(events), events
+    if "eventstream" in body:
+        frames = tuple(
+            eventstream.encode_frame(eventstream.map_texts(e, served.serve)) for e in body["eventstream"]
+        )
+        return b"".join(frames), frames
     if "base64" in body:
         return body_bytes(body), None
     return served.serve(body_bytes(body).decode("utf-8")).encode("utf-8"), None
@@ -100,9 +116,17 @@ def _learn(items: list[dict]) -> Served:
     served = Served()
     for item in items:
         body = item["response"]["body"]
-        for text in body.get("sse") or [body_bytes(body).decode("utf-8", "replace")]:
+        for text in _texts(body):
             served.learn(text, item["provider"])
     return served
+
+
+def _texts(body: dict) -> list[str]:
+    if "sse" in body:
+        return body["sse"]
+    if "eventstream" in body:
+        return [text for event in body["eventstream"] for text in eventstream.texts(event)]
+    return [body_bytes(body).decode("utf-8", "replace")]
 
 
 def _upload_parts(item: dict, secrets: Secrets) -> tuple[dict, ...] | None:
@@ -117,7 +141,9 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
     request_body = item["request"]
     response = item["response"]
     body, events = _served_body(response["body"], served)
-    model = request_body.get("json", {}).get("model") if isinstance(request_body.get("json"), dict) else None
+    json_body = request_body.get("json")
+    model = model_of(item["path"], json_body)
+    in_body = isinstance(json_body, dict) and isinstance(json_body.get("model"), str)
     headers = tuple(
         (k, served.serve(v))
         for k, v in (response.get("headers") or {}).items()
@@ -132,6 +158,7 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
         key=key_of(item["method"].upper(), item["path"], item["hashes"]),
         hashes=item["hashes"],
         model=model if isinstance(model, str) else None,
+        model_in_path=model is not None and not in_body,
         status=status,
         headers=headers,
         body=body,

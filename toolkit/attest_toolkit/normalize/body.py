@@ -13,10 +13,12 @@ from urllib.parse import unquote_plus
 from ..errors import FixtureError
 from ..secret_names import is_secret_param
 from ..secrets import REDACTED, Secrets
+from . import eventstream
 from .multipart import parse_multipart
 from .sse import split_sse
 
-# {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"multipart": [part, ...]} | {"base64": str} | {}
+# {"json": ...} | {"text": str} | {"sse": [str, ...]} | {"eventstream": [event, ...]}
+# | {"multipart": [part, ...]} | {"base64": str} | {}
 Body = dict[str, Any]
 
 
@@ -25,7 +27,8 @@ def _media_type(content_type: str | None) -> str:
 
 
 def parse_body(raw: bytes, content_type: str | None) -> Body:
-    """The fixture form of a body: JSON parsed, SSE split into events, other text as text.
+    """The fixture form of a body: JSON parsed, SSE and AWS event streams split into events, other
+    text as text.
 
     An upload (multipart/form-data) becomes its parts. Other bytes that are not UTF-8 are the only ones
     stored as base64. Without a content type (a request body), JSON is tried first.
@@ -33,6 +36,10 @@ def parse_body(raw: bytes, content_type: str | None) -> Body:
     if not raw:
         return {}
     media = _media_type(content_type)
+    if media == eventstream.MEDIA_TYPE:
+        events = eventstream.split_frames(raw)
+        if events is not None:
+            return {"eventstream": events}
     if media in ("", "multipart/form-data") and raw[:2] == b"--":
         parts = parse_multipart(raw)
         if parts is not None:
@@ -52,13 +59,16 @@ def parse_body(raw: bytes, content_type: str | None) -> Body:
 
 
 def body_bytes(body: Body) -> bytes:
-    """The bytes to serve for a stored body: compact UTF-8 JSON, the SSE events joined, the text."""
+    """The bytes to serve for a stored body: compact UTF-8 JSON, the SSE events joined, the text, the
+    event-stream frames encoded."""
     if "json" in body:
         return json.dumps(body["json"], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     if "sse" in body:
         return "".join(body["sse"]).encode("utf-8")
     if "text" in body:
         return body["text"].encode("utf-8")
+    if "eventstream" in body:
+        return b"".join(eventstream.encode_frame(event) for event in body["eventstream"])
     if "base64" in body:
         try:
             return base64.b64decode(body["base64"], validate=True)

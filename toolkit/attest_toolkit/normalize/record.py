@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..providers import provider_for
+from ..providers import PROVIDERS, provider_for
 from ..secrets import Secrets
+from . import eventstream
 from .body import Body, parse_body, redact_encoded, redact_query
 from .decompose import request_key
 from .streams import redact_streamed_secrets
@@ -85,7 +86,7 @@ class Templater:
         interaction["hashes"] = hashes
         interaction["response"] = {
             "status": exchange.status,
-            "headers": self._headers(exchange.response_headers),
+            "headers": self._headers(exchange.response_headers, provider),
             "body": body,
         }
         return interaction
@@ -112,16 +113,24 @@ class Templater:
             return {"sse": [self._quoted(event) for event in events]}
         if "text" in body:
             return {"text": self._quoted(body["text"])}
+        if "eventstream" in body:
+            events = body["eventstream"]  # a secret streamed in pieces, as for SSE
+            events = eventstream.with_sse(
+                events, redact_streamed_secrets(eventstream.as_sse(events), self.secrets)
+            )
+            return {"eventstream": [eventstream.map_texts(e, self._quoted) for e in events]}
         return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:
         return self._timestamps.text(self._numbering.apply_quoted(self._walker.redact(text)))
 
-    def _headers(self, headers: list[tuple[str, str]]) -> dict[str, str]:
+    def _headers(self, headers: list[tuple[str, str]], provider: str) -> dict[str, str]:
+        found = PROVIDERS.get(provider)
+        own = found.kept_headers if found is not None else ()
         kept: dict[str, str] = {}
         for name, value in headers:
             lowered = name.lower()
-            if lowered in KEPT_HEADERS and lowered not in kept:
+            if (lowered in KEPT_HEADERS or lowered in own) and lowered not in kept:
                 value = self._walker.redact(value)
-                kept[lowered] = self._numbering.apply_value(value) if KEPT_HEADERS[lowered] else value
+                kept[lowered] = self._numbering.apply_value(value) if KEPT_HEADERS.get(lowered) else value
         return kept

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Endpoint, Provider, Shape, UsageFields
+from .base import Endpoint, Provider, Shape, Signer, SigningFailed, UsageFields
 
-_MODULES = ("openai", "anthropic", "otlp", "gemini", "azure")
+_MODULES = ("openai", "anthropic", "otlp", "gemini", "azure", "bedrock")
 
 PROVIDERS: dict[str, Provider] = {
     p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
@@ -70,6 +70,12 @@ def error_body(provider: str, status: int, message: str) -> dict[str, Any]:
     return form(status, message)
 
 
+def error_headers(provider: str, status: int) -> dict[str, str]:
+    """The headers that go with `error_body` (AWS SDKs read an error's kind from `x-amzn-ErrorType`)."""
+    found = PROVIDERS.get(provider)
+    return found.error_headers(status) if found is not None and found.error_headers is not None else {}
+
+
 def _merged_usage() -> dict[str, UsageFields]:
     """Each usage container's fields, over every provider that reports usage in it."""
     merged: dict[str, UsageFields] = {}
@@ -105,9 +111,12 @@ __all__ = [
     "Endpoint",
     "Provider",
     "Shape",
+    "Signer",
+    "SigningFailed",
     "UsageFields",
     "endpoint_for",
     "error_body",
+    "error_headers",
     "model_of",
     "provider_for",
 ]

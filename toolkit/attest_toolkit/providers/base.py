@@ -6,7 +6,7 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 HEX = "0123456789abcdef"
@@ -49,6 +49,30 @@ class UsageFields:
 
 
 ErrorBody = Callable[[int, str], dict[str, Any]]
+ErrorHeaders = Callable[[int], dict[str, str]]
+
+
+class SigningFailed(Exception):
+    """A forwarded request could not be signed for its upstream (no credentials): it is not sent."""
+
+
+class Signer(Protocol):
+    """Signs each forwarded request for the host it goes to. A provider whose requests carry a
+    signature over their Host (AWS SigV4) needs it: the caller signed for the proxy's loopback host."""
+
+    def prepare(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[str, dict[str, str]]:
+        """The URL (its `{region}` filled) and the headers to send: the caller's, signature replaced."""
+        ...
+
+    def signed_with(self, key: str, method: str, url: str, headers: Mapping[str, str], body: bytes) -> bool:
+        """True when the request, as it reached `url`, carries a valid signature made with the
+        credentials of `key` (this process's own): the caller holds the secret, not only the key id."""
+        ...
+
+
+SignerFactory = Callable[[Mapping[str, str]], Signer]  # built once per forwarder, from its environment
 # The text pieces and tool names of one reply object (an answer or a stream event), for
 # `attest fixture show`; None when the object is not of the provider's shape.
 ReplyParts = Callable[[dict[str, Any]], "tuple[list[str], list[str]] | None"]
@@ -75,4 +99,12 @@ class Provider:
     usage: UsageFields | None = None
     stream_end: tuple[bytes, ...] = ()  # regexes (multiline) of the events that end a stream
     error: ErrorBody | None = None  # the body of an error the proxy answers with itself
+    error_headers: ErrorHeaders | None = None  # and the headers its SDK reads the error's kind from
+    kept_headers: tuple[
+        str, ...
+    ] = ()  # response headers a fixture keeps besides content-type and request ids
+    # Besides key_var, the variables an SDK needs before it sends anything (AWS's secret key): replay sets
+    # them to the same placeholder as the key when the engine has no key.
+    placeholder_vars: tuple[str, ...] = ()
+    signer: SignerFactory | None = None  # re-signs forwarded requests (capture, live calls)
     reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
