@@ -16,7 +16,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from . import bypass
+from . import bypass, plain_http
 from .engine.lane import Lane, split_target
 from .normalize.served import Sent, key_as_sent
 
@@ -84,6 +84,9 @@ def _patch(module: ModuleType) -> None:
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
+        plain = _plain(module, request) if lane is None else None
+        if plain is not None:
+            return plain
         asked = _asking(lane, request, request.read()) if lane is not None else None
         found = lane.ask(*asked) if lane is not None and asked is not None else None
         if found is not None:
@@ -92,6 +95,9 @@ def _patch(module: ModuleType) -> None:
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
+        plain = _plain(module, request) if lane is None else None
+        if plain is not None:
+            return plain
         asked = _asking(lane, request, await request.aread()) if lane is not None else None
         found = await lane.ask_async(*asked) if lane is not None and asked is not None else None
         if found is not None:
@@ -102,6 +108,16 @@ def _patch(module: ModuleType) -> None:
     setattr(handle_async_request, _OURS, async_)
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
+def _plain(module: ModuleType, request: Any) -> Any:
+    """The recorded response to a plain HTTP call while a replay runs (see `plain_http`); None to send it."""
+    found = plain_http.answer(request.method, str(request.url))
+    if isinstance(found, plain_http.Refused):
+        raise module.ConnectError(str(found), request=request)
+    if found is None:
+        return None
+    return module.Response(found.status, headers=found.headers, content=found.body, request=request)
 
 
 def _lane_for(request: Any) -> Lane | None:
