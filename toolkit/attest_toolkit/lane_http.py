@@ -84,7 +84,7 @@ def _patch(module: ModuleType) -> None:
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        plain = _plain(module, request) if lane is None else None
+        plain = _plain(module, request, plain_http.answer(*_target(request))) if lane is None else None
         if plain is not None:
             return plain
         asked = _asking(lane, request, request.read()) if lane is not None else None
@@ -95,7 +95,11 @@ def _patch(module: ModuleType) -> None:
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        plain = _plain(module, request) if lane is None else None
+        plain = (
+            _plain(module, request, await plain_http.answer_async(*_target(request)))
+            if lane is None
+            else None
+        )
         if plain is not None:
             return plain
         asked = _asking(lane, request, await request.aread()) if lane is not None else None
@@ -110,9 +114,12 @@ def _patch(module: ModuleType) -> None:
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
 
 
-def _plain(module: ModuleType, request: Any) -> Any:
-    """The recorded response to a plain HTTP call while a replay runs (see `plain_http`); None to send it."""
-    found = plain_http.answer(request.method, str(request.url))
+def _target(request: Any) -> tuple[str, str]:
+    return request.method, str(request.url)
+
+
+def _plain(module: ModuleType, request: Any, found: plain_http.Answer | plain_http.Refused | None) -> Any:
+    """The response to a plain HTTP call `plain_http` answered (see there); None to send it."""
     if isinstance(found, plain_http.Refused):
         raise module.ConnectError(str(found), request=request)
     if found is None:

@@ -91,7 +91,7 @@ def _pool_url(pool: Any, url: str) -> str:
 def _aiohttp_request(original: Any) -> Any:
     async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
         url = _session_url(self, str_or_url, kwargs.get("params"))
-        found = plain_http.answer(method, str(url)) if url is not None else None
+        found = await plain_http.answer_async(method, str(url)) if url is not None else None
         if found is None:
             return await original(self, method, str_or_url, **kwargs)
         import aiohttp

@@ -19,6 +19,7 @@ The fixture is read at the first such call, so a test that sends none pays nothi
 from __future__ import annotations
 
 import base64
+import sys
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -99,32 +100,51 @@ def miss_message(method: str, url: str) -> str:
     )
 
 
+Recordings = dict[str, list[Answer]]
+
+
 @dataclass
 class Replay:
-    """The plain HTTP recordings of one replay block's fixtures, read at the first call."""
+    """The plain HTTP recordings of one replay block's fixtures, read (with the `.env` secrets their
+    keys redact) at the first call that needs them: a test that sends none reads nothing."""
 
     paths: list[Path]
     blocks: bool
     ignored: frozenset[str] = frozenset()  # hosts left alone (vcr_config's ignore_hosts)
-    secrets: Secrets = field(default_factory=environment_secrets)
-    _recordings: dict[str, list[Answer]] | None = None
+    _loaded: tuple[Secrets, Recordings] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def take(self, key: str) -> Answer | None:
-        """The next recording for `key`, consumed; None when none is left."""
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def load(self) -> tuple[Secrets, Recordings]:
         with self._lock:
-            if self._recordings is None:
-                self._recordings = self._load()
-            queue = self._recordings.get(key)
+            if self._loaded is None:
+                secrets = environment_secrets()
+                self._loaded = secrets, self._read(secrets)
+            return self._loaded
+
+    def concerns(self, host: str) -> bool:
+        """Whether a call to `host` is this replay's to answer: not loopback, not a host left alone."""
+        return (
+            bool(host) and host not in LOOPBACK and not host.startswith("127.") and host not in self.ignored
+        )
+
+    def take(self, method: str, url: str) -> Answer | None:
+        """The next recording for `method url`, consumed; None when none is left."""
+        secrets, recordings = self.load()
+        key = request_key(method, url, secrets)
+        with self._lock:
+            queue = recordings.get(key) if key is not None else None
             return queue.pop(0) if queue else None
 
-    def _load(self) -> dict[str, list[Answer]]:
-        found: dict[str, list[Answer]] = defaultdict(list)
+    def _read(self, secrets: Secrets) -> Recordings:
+        found: Recordings = defaultdict(list)
         for path in self.paths:
             if not path.exists():  # a vcr-marked test without a fixture: nothing recorded
                 continue
-            doc = fx.read_fixture(path, self.secrets)
-            for item in fx.plain_interactions(doc):
+            for item in fx.plain_interactions(fx.read_fixture(path, secrets)):
                 response = item["response"]
                 headers = list(response.get("headers", {}).items())
                 found[f"{item['method']} {item['url']}"].append(
@@ -153,10 +173,9 @@ def answer(method: str, url: str) -> Answer | Refused | None:
     if replay is None:
         return None
     host = (urlsplit(url).hostname or "").lower()
-    if not host or host in LOOPBACK or host.startswith("127.") or host in replay.ignored:
+    if not replay.concerns(host):
         return None
-    key = request_key(method, url, replay.secrets)
-    found = replay.take(key) if key is not None else None
+    found = replay.take(method, url)
     if found is not None:
         return found
     if not replay.blocks or is_blocked_host(host):  # auto goes out; provider hosts: see `bypass`
@@ -164,3 +183,18 @@ def answer(method: str, url: str) -> Answer | Refused | None:
     message = miss_message(method, url)
     bypass.note_miss(message, COMPONENT)
     return Refused(message)
+
+
+async def answer_async(method: str, url: str) -> Answer | Refused | None:
+    """`answer` for an async client: the fixture is read on a worker thread, never on the event loop
+    (a blocking-call detector there would fail the test)."""
+    replay = _active
+    if replay is not None and not replay.loaded and replay.concerns((urlsplit(url).hostname or "").lower()):
+        asyncio = sys.modules["asyncio"]  # an async client runs on it (under trio: read here)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            replay.load()
+        else:
+            await loop.run_in_executor(None, replay.load)
+    return answer(method, url)
