@@ -27,6 +27,7 @@ import yaml
 from . import fixture as fx
 from . import plain_http
 from .errors import AttestError, UsageError, read_text
+from .guard.hosts import is_blocked_host
 from .normalize import Exchange, Templater, provider_for
 from .repo_root import fixtures_root, relative_to_root
 from .secrets import Secrets, environment_secrets
@@ -302,11 +303,12 @@ _LOOPBACK = re.compile(r"localhost|127(?:\.[0-9]+){3}|\[?::1\]?", re.IGNORECASE)
 
 
 def provider_of(host: str, path: str) -> str | None:
-    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's; by path for a
-    proxy or gateway on loopback; None for any other host, which is not a provider attest replays."""
-    if _OPENAI_HOST.fullmatch(host):
+    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's API hosts (the
+    provider host list: not cdn.openai.com, where a test fetches a file); by path for a proxy or gateway
+    on loopback; None for any other host, which is not a provider attest replays."""
+    if is_blocked_host(host) and _OPENAI_HOST.fullmatch(host):
         return "openai"
-    if _ANTHROPIC_HOST.fullmatch(host):
+    if is_blocked_host(host) and _ANTHROPIC_HOST.fullmatch(host):
         return "anthropic"
     if _LOOPBACK.fullmatch(host):
         return provider_for(path)
