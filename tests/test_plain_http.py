@@ -7,6 +7,7 @@ alone, as they are its own engine's and the test's local servers)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -15,8 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 from attest_toolkit import fixture as fx
-from conftest import clean_env, scrub
+from conftest import chat_response, clean_env, scrub
+from upstream import FakeUpstream, Reply
 
 SECRET = "plainsecretvalue" + "q" * 24
 
@@ -211,3 +214,61 @@ def test_a_host_the_vcr_config_ignores_is_left_alone_in_strict_replay(
     monkeypatch.setenv("CI", "1")
     result = pytester.runpytest_subprocess("-p", "no:recording", "test_ignored.py")
     result.assert_outcomes(passed=1)
+
+
+CHAT_AND_FETCH = """
+import os
+
+import openai
+import requests
+
+def test_flow(attest_replay):
+    with attest_replay("flow"):
+        client = openai.OpenAI(max_retries=0)
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "Hello!"
+        requests.get(f"http://files.example:{os.environ['FILES_PORT']}/cat.png")
+        new = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "bye"}])
+        assert new.choices[0].message.content == "Bye!"
+"""
+
+
+def test_a_partial_refresh_keeps_the_fixtures_plain_http(
+    project: Path, pytester: pytest.Pytester, files: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--attest-record=new` records a new model call: the recorded plain HTTP stays in the fixture."""
+    chat = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}),
+            "headers": {},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(chat_response("Hello!"))},
+        },
+    }
+    image = {
+        "request": {
+            "method": "GET",
+            "uri": f"http://files.example:{files.server_address[1]}/cat.png",
+            "body": None,
+        },
+        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "PNG"}},
+    }
+    cassette = project / "flow.yaml"
+    cassette.write_text(yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8")
+    assert attest_cli(project, "fixture", "import", "--name", "flow", "flow.yaml").returncode == 0
+    pytester.makepyfile(test_flow=CHAT_AND_FETCH)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "r" * 40)
+    with FakeUpstream([Reply(body=json.dumps(chat_response("Bye!")).encode())]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = pytester.runpytest_subprocess("-p", "no:recording", "--attest-record=new", "test_flow.py")
+        result.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+    stored = fx.read_fixture(project / f"tests/attest/fixtures/flow{fx.SUFFIX}")
+    assert [i["url"] for i in fx.plain_interactions(stored)] == [
+        f"http://files.example:{files.server_address[1]}/cat.png"
+    ]
