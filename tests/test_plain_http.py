@@ -81,13 +81,31 @@ def test_aiohttp():
 """
 
 NEVER_RECORDED = """
+import asyncio
 import os
 
+import aiohttp
+import httpx
 import requests
+
+HOOK = f"http://files.example:{os.environ['FILES_PORT']}/hooks/done?token=abc123"
 
 def test_webhook(attest_replay):
     with attest_replay("hook"):
-        requests.post(f"http://files.example:{os.environ['FILES_PORT']}/hooks/done?token=abc123", json={})
+        requests.post(HOOK, json={})
+
+def test_webhook_httpx(attest_replay):
+    with attest_replay("hook"):
+        httpx.post(HOOK, json={})
+
+def test_webhook_aiohttp(attest_replay):
+    async def post():
+        async with aiohttp.ClientSession() as session:
+            async with session.post(HOOK, json={}) as response:
+                return response.status
+
+    with attest_replay("hook"):
+        asyncio.run(post())
 """
 
 CLIENTS = ("requests", "urllib3", "httpx", "httpx_async", "aiohttp")
@@ -177,18 +195,19 @@ def test_plain_http_not_recorded_is_refused_in_strict_replay_with_one_line(
     with_hook_test(project, pytester)
     monkeypatch.setenv("CI", "1")
     result = pytester.runpytest_subprocess("-p", "no:recording", "test_hook.py")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=3)
     line = (
         "attest replay: plain HTTP POST files.example/hooks/done is not in the fixture; strict replay "
         "refuses it (record it with vcrpy and import, or allow it with --attest-replay=auto)"
     )
-    assert f"FAILED test_hook.py::test_webhook - {line}" in result.outlines  # nothing of the query
+    for test in ("test_webhook", "test_webhook_httpx", "test_webhook_aiohttp"):
+        assert f"FAILED test_hook.py::{test} - {line}" in result.outlines  # nothing of the query
 
 
 def test_plain_http_not_recorded_goes_out_in_auto_mode(project: Path, pytester: pytest.Pytester) -> None:
     with_hook_test(project, pytester)
     result = pytester.runpytest_subprocess("-p", "no:recording", "--attest-replay=auto", "test_hook.py")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=3)
 
 
 IGNORED = """
