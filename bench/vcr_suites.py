@@ -12,6 +12,11 @@ and `CI=1` (strict replay, no key). With `--rebase` it then takes the README's l
 the cassettes were recorded, and the strict replay runs again. It prints one markdown row per run:
 pass counts and wall times, measured in this one invocation. The checkout gains a
 `tests/attest/fixtures` directory.
+
+A failing test costs pytest far more than a passing one (it renders the traceback, reading and
+compiling the test module's source for each entry), so the two whole-suite walls differ by their
+failure counts as much as by replaying. The speed rows compare like with like: the tests that pass in
+both runs, run again under each (taking turns, `--speed-runs` times each, the best wall kept).
 """
 
 from __future__ import annotations
@@ -35,15 +40,41 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_pytest(python: str, checkout: Path, tests: list[str], env: dict[str, str], *args: str) -> dict:
-    argv = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *args, *tests]
+    argv = [python, "-m", "pytest", "-q", "-rp", "-p", "no:randomly", "-p", "no:cacheprovider", *args, *tests]
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=checkout, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
-    last = next((line for line in reversed(done.stdout.splitlines()) if COUNTS.search(line)), "")
+    lines = done.stdout.splitlines()
+    last = next((line for line in reversed(lines) if COUNTS.search(line)), "")
     counts = {
         kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in COUNTS.findall(last)
     }
-    return {"counts": counts, "wall": wall, "summary": last.strip("= ")}
+    passed = [line.removeprefix("PASSED ") for line in lines if line.startswith("PASSED ")]
+    return {"counts": counts, "wall": wall, "summary": last.strip("= "), "passed": passed}
+
+
+def speed(python: str, checkout: Path, tests: list[str], runs: int) -> tuple[dict, dict]:
+    """The fastest run of `tests` under pytest-recording and under attest, the two taking turns."""
+    done: dict[str, list[dict]] = {"recording": [], "attest": []}
+    for _ in range(runs):
+        done["recording"].append(run_pytest(python, checkout, tests, clean_env(), "--record-mode=none"))
+        done["attest"].append(run_pytest(python, checkout, tests, clean_env(CI="1"), "--attest-vcr"))
+    best = {name: min(results, key=lambda r: r["wall"]) for name, results in done.items()}
+    return best["recording"], best["attest"]
+
+
+def row(label: str, name: str, result: dict, note: str = "") -> str:
+    counts = result["counts"]
+    other = sum(v for k, v in counts.items() if k not in ("passed", "failed"))
+    cells = (
+        label,
+        name,
+        counts.get("passed", 0),
+        counts.get("failed", 0),
+        other,
+        f"{result['wall']:.1f} s{note}",
+    )
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main() -> int:
@@ -58,6 +89,7 @@ def main() -> int:
     parser.add_argument(
         "--rebase", action="store_true", help="then rebase the fixtures once and replay strictly again"
     )
+    parser.add_argument("--speed-runs", type=int, default=2, help="runs of the speed rows, each side")
     args = parser.parse_args()
     checkout, label = args.checkout.resolve(), args.label or args.checkout.name
 
@@ -84,17 +116,13 @@ def main() -> int:
     print("| project | run | passed | failed | other | wall |")
     print("|---|---|---|---|---|---|")
     for name, result in runs:
-        counts = result["counts"]
-        other = sum(v for k, v in counts.items() if k not in ("passed", "failed"))
-        row = (
-            label,
-            name,
-            counts.get("passed", 0),
-            counts.get("failed", 0),
-            other,
-            f"{result['wall']:.1f} s",
-        )
-        print("| " + " | ".join(str(c) for c in row) + " |")
+        print(row(label, name, result))
+    both = sorted(set(shipped["passed"]) & set(runs[-1][1]["passed"]))  # after the rebase, if any
+    if both and args.speed_runs > 0:
+        recording, ours = speed(args.python, checkout, both, args.speed_runs)
+        same = f"the {len(both)} tests passing in both"
+        print(row(label, f"pytest-recording, {same}", recording))
+        print(row(label, f"attest, {same}", ours, f" ({ours['wall'] / recording['wall']:.2f}x)"))
     return 0
 
 

@@ -406,6 +406,31 @@ def record_with_vcrpy(cassette: Path, serializer: str, reply: Reply, request: di
         assert answer.status_code == reply.status
 
 
+def test_a_file_on_a_providers_other_host_is_plain_http_never_a_model_call(tmp_path: Path) -> None:
+    """pydantic-ai's audio test fetches https://cdn.openai.com/...: a file, not an OpenAI API call."""
+    audio = interaction(None, "RIFF-wav", uri="https://cdn.openai.com/API/docs/audio/alloy.wav?v=1&key=k1")
+    audio["request"]["method"] = "GET"
+    audio["response"]["headers"] = {"Content-Type": ["audio/wav"]}
+    chat = interaction(chat_request({"role": "user", "content": "hi"}), chat_reply("hello"))
+    path = import_cassettes([write_cassette(tmp_path / "c.yaml", audio, chat)], "c", tmp_path).path
+
+    doc = fx.read_fixture(path, Secrets())
+    assert [(i["provider"], i["path"]) for i in fx.model_interactions(doc)] == [
+        ("openai", "/v1/chat/completions")
+    ]
+    assert fx.plain_interactions(doc) == [
+        {
+            "method": "GET",
+            "url": "https://cdn.openai.com/API/docs/audio/alloy.wav?v=1",  # the credential parameter dropped
+            "response": {
+                "status": 200,
+                "headers": {"content-type": "audio/wav"},
+                "body": {"text": "RIFF-wav"},
+            },
+        }
+    ]
+
+
 @pytest.mark.parametrize("serializer", ["json", "yaml"])
 def test_cassettes_vcrpy_writes_import_and_replay(serializer: str, tmp_path: Path) -> None:
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "ping"}]}

@@ -22,6 +22,7 @@ from attest_toolkit import lane_http
 from attest_toolkit.engine.client import EngineProcess
 from attest_toolkit.engine.lane import FD_VAR
 from attest_toolkit.secrets import REDACTED
+from blockbuster import blockbuster_ctx
 from conftest import (
     chat_request,
     chat_response,
@@ -101,6 +102,70 @@ def test_the_runners_own_calls_are_answered_over_the_lane_with_no_connection(eng
     assert claude.messages.create(**MESSAGE).content[0].text == "Hi!"  # type: ignore[union-attr]
     assert connections(claude) == 0
     assert engine.close_session(sid)["replayed"] == 1
+
+
+def test_an_async_client_is_answered_over_the_lane_with_no_blocking_call_on_its_loop(engine, fixture):
+    """A detector of blocking calls on the event loop (blockbuster, as pydantic-ai's suite runs it)
+    finds none in an async client's calls, plain and streamed, answered over the lane."""
+    sid, env = open_routed(engine, fixture)
+
+    async def calls(client: openai.AsyncOpenAI) -> list[str]:
+        plain = await client.chat.completions.create(**chat_request())
+        streamed = await client.chat.completions.create(**chat_request(stream=True))
+        text = "".join([c.choices[0].delta.content or "" async for c in streamed])
+        return [plain.choices[0].message.content or "", text, str(connections(client))]
+
+    async def detected() -> list[str]:
+        # Built first: the SDK reads files as it builds a client, which is no call's doing.
+        client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+        with blockbuster_ctx(["openai", "httpx2", "attest_toolkit"]):
+            return await calls(client)
+
+    assert asyncio.run(detected()) == ["Hello!", "Hello!", "0"]
+    assert (engine.close_session(sid)["replayed"], engine.lane.closed) == (2, False)
+
+
+def test_async_calls_at_once_share_the_lane_and_each_gets_its_own_answer(engine, fixtures_dir):
+    """Tasks that ask at the same time: one has the lane, the others go over HTTP; every answer is
+    the recording for its own request, in order per request."""
+    exchanges = [
+        exchange(chat_request(f"q{k}"), chat_response(f"a{k}-{n}")) for k in range(4) for n in range(2)
+    ]
+    sid, env = open_routed(engine, write_fixture(fixtures_dir, "t", exchanges))
+
+    async def calls() -> dict[int, list[str]]:
+        client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+
+        async def twice(k: int) -> list[str]:
+            replies = [await client.chat.completions.create(**chat_request(f"q{k}")) for _ in "12"]
+            return [r.choices[0].message.content or "" for r in replies]
+
+        return dict(enumerate(await asyncio.gather(*(twice(k) for k in range(4)))))
+
+    assert asyncio.run(calls()) == {k: [f"a{k}-0", f"a{k}-1"] for k in range(4)}
+    assert engine.close_session(sid)["replayed"] == 8 and not engine.lane.closed
+
+
+def test_an_async_call_cancelled_while_it_waits_leaves_the_lane_in_step(engine, fixtures_dir):
+    """A task cancelled after its request left: its answer is dropped by the next call, which gets
+    its own (the cancelled call's recording was taken, as over HTTP a response nobody reads is)."""
+    exchanges = [exchange(chat_request(f"q{k}"), chat_response(f"a{k}")) for k in range(2)]
+    sid, env = open_routed(engine, write_fixture(fixtures_dir, "t", exchanges))
+
+    async def cancelled_then_next() -> str:
+        client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+        first = asyncio.ensure_future(client.chat.completions.create(**chat_request("q0")))
+        while engine.lane._owed == 0:  # its request is on the lane: cancel it before the answer is read
+            await asyncio.sleep(0)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        reply = await client.chat.completions.create(**chat_request("q1"))
+        return reply.choices[0].message.content or ""
+
+    assert asyncio.run(cancelled_then_next()) == "a1"
+    assert not engine.lane.closed
+    assert engine.close_session(sid)["replayed"] == 2
 
 
 def raw_answer(env: dict[str, str], body: dict) -> tuple[int, bytes, list, bytes]:

@@ -360,22 +360,23 @@ def test_a_tree_of_cassettes_imports_in_one_go_and_the_unedited_suite_replays_it
     assert done.returncode == 0, done.stderr
     assert (
         done.stderr.splitlines()[-1]
-        == "attest fixture import: 2 imported, 2 skipped, of 4 cassettes under tests"
+        == "attest fixture import: 3 imported, 1 skipped, of 4 cassettes under tests"
     )
     broken, *rest = done.stdout.splitlines()
     assert broken.startswith(
         "skipped   tests/cassettes/test_img/broken.yaml: not valid YAML (line 3, column 1: "
     )
     assert rest == [
-        "skipped   tests/cassettes/test_img/test_fetch.yaml: no interactions with a model provider (only example.com); "
-        "nothing to import",
+        "imported  tests/cassettes/test_img/test_fetch.yaml → tests.test_img.test_fetch "
+        "(0 interactions; not a model provider, kept as plain HTTP: example.com (1))",
         "imported  tests/models/cassettes/test_chat/test_hello[1].yaml → tests.models.test_chat.test_hello-1 "
-        "(1 interaction; left out, not a model provider: example.com (1))",
+        "(1 interaction; not a model provider, kept as plain HTTP: example.com (1))",
         "imported  tests/models/cassettes/test_chat/test_other.yaml → tests.models.test_chat.test_other "
         "(1 interaction)",
     ]
     hello = fx.read_fixture(fixture_file(suite, "tests.models.test_chat.test_hello-1"))
     assert [i["provider"] for i in fx.model_interactions(hello)] == ["openai"]
+    assert [i["url"] for i in fx.plain_interactions(hello)] == ["https://example.com/cat.png"]
 
     again = attest_cli(suite.path, "fixture", "import", "--tree", "tests")
     assert "fixture exists; pass --force to overwrite it" in again.stdout

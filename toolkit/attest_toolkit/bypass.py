@@ -144,9 +144,20 @@ def _count_miss(watch: Watch, request: Any) -> None:
 
 
 def _count_blocked(watch: Watch, host: str, runner: str) -> None:
-    miss = {"message": message(host, runner), "component": COMPONENT, "fixture": watch.fixture}
+    _add_miss(watch, message(host, runner), COMPONENT)
+
+
+def note_miss(text: str, component: str) -> None:
+    """Count a call refused elsewhere in this process (plain HTTP) as the running replay's miss."""
+    watch = _watch
+    if watch is not None:
+        _add_miss(watch, text, component)
+
+
+def _add_miss(watch: Watch, text: str, component: str) -> None:
+    miss = {"message": text, "component": component, "fixture": watch.fixture, "not_evaluated": False}
     with watch.lock:
-        watch.misses.append({**miss, "not_evaluated": False})
+        watch.misses.append(miss)
 
 
 def _refusal(module: ModuleType, request: Any) -> Any:

@@ -44,6 +44,7 @@ from .fixture import (
     locked,
     new_fixture,
     new_source,
+    plain_interactions,
     read_fixture,
     write_fixture,
 )
@@ -442,7 +443,9 @@ def conclude(
 def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: int) -> Captured:
     recorder = app.tools
     servers = declarations(list(recorder.tools.values()), recorder.stdio, app.secrets)
-    doc = new_fixture(name, source, app.model_channel(), recorder.interactions, servers)
+    # Plain HTTP is not recorded here: a partial refresh keeps what the fixture had (see plain_http).
+    plain = plain_interactions(app.base.doc) if app.base is not None else None
+    doc = new_fixture(name, source, app.model_channel(), recorder.interactions, servers, plain)
     captured = Captured(path, len(app.interactions), app.otlp_requests, returncode)
     if app.cost.calls and app.base is not None:  # what a partial refresh paid for
         app.progress.note(f"attest capture: live calls: {live_cost_line(app.cost)}")

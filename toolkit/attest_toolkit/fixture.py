@@ -39,6 +39,7 @@ MODEL_ONLY_VERSION = 1
 SUFFIX = ".attest.json"
 DEFAULT_DIR = Path("tests/attest/fixtures")
 SCHEMA = "fixture.schema.json"
+PLAIN_CHANNEL = "http"  # plain HTTP the test process sent to hosts that are not model providers
 
 Fixture = dict[str, Any]
 Interaction = dict[str, Any]
@@ -94,14 +95,22 @@ def new_fixture(
     model: list[Interaction],
     tool: list[Interaction] | None = None,
     tools: dict[str, dict] | None = None,
+    plain: list[Interaction] | None = None,
 ) -> Fixture:
+    """`plain`: the plain HTTP channel (`plain_http`), written only when it holds something; a
+    toolkit that predates it carries it and never serves it."""
     with_tools = bool(tool or tools)
+    channels: dict[str, list[Interaction]] = {"model": model}
+    if with_tools:
+        channels["tool"] = list(tool or [])
+    if plain:
+        channels[PLAIN_CHANNEL] = list(plain)
     doc: Fixture = {
         "format": FORMAT,
         "version": VERSION if with_tools else MODEL_ONLY_VERSION,
         "name": name,
         "source": source,
-        "channels": {"model": model, **({"tool": list(tool or [])} if with_tools else {})},
+        "channels": channels,
     }
     if with_tools:
         doc["tools"] = dict(tools or {})
@@ -356,3 +365,7 @@ def model_interactions(doc: Fixture) -> list[Interaction]:
 
 def tool_interactions(doc: Fixture) -> list[Interaction]:
     return doc["channels"].get("tool", [])
+
+
+def plain_interactions(doc: Fixture) -> list[Interaction]:
+    return doc["channels"].get(PLAIN_CHANNEL, [])

@@ -25,7 +25,9 @@ from urllib.parse import urlsplit
 import yaml
 
 from . import fixture as fx
+from . import plain_http
 from .errors import AttestError, UsageError, read_text
+from .guard.hosts import is_blocked_host
 from .normalize import Exchange, Templater, provider_for
 from .repo_root import fixtures_root, relative_to_root
 from .secrets import Secrets, environment_secrets
@@ -54,17 +56,19 @@ class Imported:
     path: Path
     interactions: int
     cassettes: int
-    left_out: dict[str, int] = field(default_factory=dict)  # host -> interactions with it not imported
+    plain: dict[str, int] = field(default_factory=dict)  # host -> interactions with it kept as plain HTTP
 
 
 @dataclass(frozen=True)
 class Entry:
     """One cassette interaction as a wire exchange, and the provider it was sent to (None: a host
-    that is not a model provider attest replays, such as an image the library fetched)."""
+    that is not a model provider attest replays, such as an image the library fetched: it is kept as
+    plain HTTP, see `plain_http`)."""
 
     exchange: Exchange
     provider: str | None
     host: str
+    url: str
 
 
 # --- where a cassette's fixture goes -------------------------------------------------------------
@@ -299,11 +303,12 @@ _LOOPBACK = re.compile(r"localhost|127(?:\.[0-9]+){3}|\[?::1\]?", re.IGNORECASE)
 
 
 def provider_of(host: str, path: str) -> str | None:
-    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's; by path for a
-    proxy or gateway on loopback; None for any other host, which is not a provider attest replays."""
-    if _OPENAI_HOST.fullmatch(host):
+    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's API hosts (the
+    provider host list: not cdn.openai.com, where a test fetches a file); by path for a proxy or gateway
+    on loopback; None for any other host, which is not a provider attest replays."""
+    if is_blocked_host(host) and _OPENAI_HOST.fullmatch(host):
         return "openai"
-    if _ANTHROPIC_HOST.fullmatch(host):
+    if is_blocked_host(host) and _ANTHROPIC_HOST.fullmatch(host):
         return "anthropic"
     if _LOOPBACK.fullmatch(host):
         return provider_for(path)
@@ -344,7 +349,7 @@ def exchange_of(interaction: Any) -> Entry:
         response_headers=headers,
         response_body=body,
     )
-    return Entry(exchange, provider_of(parts.hostname, exchange.path), parts.hostname)
+    return Entry(exchange, provider_of(parts.hostname, exchange.path), parts.hostname, uri)
 
 
 def entries_of(path: str | Path) -> list[Entry]:
@@ -370,9 +375,10 @@ def build_fixture(
     progress: Progress | None = None,
 ) -> fx.Fixture:
     """One fixture from the cassettes' `entries`, in order, through one Templater so ids stay
-    consistent; entries with hosts that are not providers are left out (see `left_out`).
+    consistent; entries with hosts that are not providers go to the plain HTTP channel (see `plain`).
     `source.imported_from` names the cassettes relative to `root` (the repository)."""
     kept = [(entry.exchange, entry.provider) for entry in entries if entry.provider is not None]
+    plain = [_plain(entry, secrets) for entry in entries if entry.provider is None]
     templater = Templater(secrets)
     interactions = []
     for done, (exchange, provider) in enumerate(kept, start=1):
@@ -381,7 +387,7 @@ def build_fixture(
             progress(done, len(kept))
     shown = ", ".join(_provenance(Path(c), root) for c in cassettes)
     source = {**fx.new_source([]), "imported_from": shown}
-    return fx.new_fixture(name, source, interactions)
+    return fx.new_fixture(name, source, interactions, plain=[item for item in plain if item is not None])
 
 
 def _provenance(cassette: Path, root: Path) -> str:
@@ -393,8 +399,15 @@ def _provenance(cassette: Path, root: Path) -> str:
     )
 
 
-def left_out(entries: Sequence[Entry]) -> dict[str, int]:
-    """Interactions with hosts that are not model providers, by host: not imported."""
+def _plain(entry: Entry, secrets: Secrets) -> dict | None:
+    ex = entry.exchange
+    return plain_http.interaction(
+        ex.method, entry.url, ex.status, ex.response_headers, ex.response_body, secrets
+    )
+
+
+def plain_hosts(entries: Sequence[Entry]) -> dict[str, int]:
+    """Interactions with hosts that are not model providers, by host: kept as plain HTTP."""
     return dict(sorted(Counter(e.host for e in entries if e.provider is None).items()))
 
 
@@ -417,13 +430,8 @@ def import_cassettes(
     entries = [entry for cassette in cassettes for entry in entries_of(cassette)]
     doc = build_fixture(name, cassettes, entries, secrets, fixtures_root(target.parent), progress)
     count = len(fx.model_interactions(doc))
-    others = left_out(entries)
-    if count == 0 and others:
-        hosts = ", ".join(others)
-        raise UsageError(
-            f"no interactions with a model provider (only {hosts}); nothing to import", cassettes[0]
-        )
-    if count == 0:
+    others = plain_hosts(entries)
+    if count == 0 and not others:
         raise UsageError("the cassettes hold no interactions; nothing to import", cassettes[0])
     fx.write_fixture(target, doc, secrets)
     return Imported(target, count, len(cassettes), others)

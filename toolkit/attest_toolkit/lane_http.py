@@ -16,7 +16,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from . import bypass
+from . import bypass, plain_http
 from .engine.lane import Lane, split_target
 from .normalize.served import Sent, key_as_sent
 
@@ -84,24 +84,47 @@ def _patch(module: ModuleType) -> None:
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        if lane is not None:
-            response = _answer(module, lane, request, request.read())
-            if response is not None:
-                return response
+        plain = _plain(module, request, plain_http.answer(*_target(request))) if lane is None else None
+        if plain is not None:
+            return plain
+        asked = _asking(lane, request, request.read()) if lane is not None else None
+        found = lane.ask(*asked) if lane is not None and asked is not None else None
+        if found is not None:
+            return _response(module, request, found)
         return bypass.send(module, request, lambda: sync(self, request))
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        if lane is not None:
-            response = _answer(module, lane, request, await request.aread())
-            if response is not None:
-                return response
+        plain = (
+            _plain(module, request, await plain_http.answer_async(*_target(request)))
+            if lane is None
+            else None
+        )
+        if plain is not None:
+            return plain
+        asked = _asking(lane, request, await request.aread()) if lane is not None else None
+        found = await lane.ask_async(*asked) if lane is not None and asked is not None else None
+        if found is not None:
+            return _response(module, request, found)
         return await bypass.send_async(module, request, lambda: async_(self, request))
 
     setattr(handle_request, _OURS, sync)
     setattr(handle_async_request, _OURS, async_)
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
+def _target(request: Any) -> tuple[str, str]:
+    return request.method, str(request.url)
+
+
+def _plain(module: ModuleType, request: Any, found: plain_http.Answer | plain_http.Refused | None) -> Any:
+    """The response to a plain HTTP call `plain_http` answered (see there); None to send it."""
+    if isinstance(found, plain_http.Refused):
+        raise module.ConnectError(str(found), request=request)
+    if found is None:
+        return None
+    return module.Response(found.status, headers=found.headers, content=found.body, request=request)
 
 
 def _lane_for(request: Any) -> Lane | None:
@@ -119,7 +142,8 @@ def _lane_for(request: Any) -> Lane | None:
     return lane
 
 
-def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes) -> Any:
+def _asking(lane: Lane, request: Any, body: bytes) -> tuple[str, str] | None:
+    """(session id, request key) to ask the lane for; None when the request is not one it can answer."""
     where = split_target(request.url.raw_path.decode("ascii"))
     served = lane.sessions.get(where[0]) if where is not None else None
     keyed = _keyed_headers(request.headers.raw)
@@ -127,9 +151,11 @@ def _answer(module: ModuleType, lane: Lane, request: Any, body: bytes) -> Any:
         return None
     sid, provider, path, query = where
     rk, _ = key_as_sent(Sent(provider, request.method, path, query, body, *keyed), served, lane.secrets)
-    found = lane.ask(sid, rk.key)
-    if found is None:
-        return None
+    return sid, rk.key
+
+
+def _response(module: ModuleType, request: Any, found: tuple[bytes, bytes]) -> Any:
+    """The response httpcore would have built from the recording's head and body."""
     head, payload = found
     status_line, *lines = head.split(b"\r\n")
     _version, status, reason = status_line.split(b" ", 2)  # the wire's: "HTTP/1.1 200 OK", "HTTP/1.1 599 "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from . import bypass, lane_http, last_miss
+from . import bypass, lane_http, last_miss, plain_clients, plain_http
 from . import pytest_record as record
 from . import report as reports
 from .engine.client import EngineProcess
@@ -179,6 +179,7 @@ class ReplayHandle:
         self.sid: str | None = None
         self.recorder: RecordingApp | Rebaser | None = None
         self._saved: dict[str, str | None] = {}
+        self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
 
     def start(self) -> ReplayHandle:
         if self.mode == "off":
@@ -212,7 +213,10 @@ class ReplayHandle:
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
             lane_http.route(engine.url, engine.lane)
         lane_http.patch_loaded()  # a client built before the block is caught going around it
-        bypass.start(self.name, blocks=self.mode == "strict" or plugin.no_live)
+        blocks = self.mode == "strict" or plugin.no_live
+        bypass.start(self.name, blocks=blocks)
+        plain_http.start(self.fixtures(), blocks, self.ignored_hosts)
+        plain_clients.patch_loaded()
         if plugin.front is not None:  # module-level clients reach the session through the front
             from .record_front import engine_prefix
 
@@ -236,6 +240,7 @@ class ReplayHandle:
         engine = self.engine
         assert engine is not None
         watch = bypass.stop()
+        plain_http.stop()
         summary = or_fail(lambda: engine.close_session(sid))
         if watch is not None:
             watch.add_to(summary)
@@ -366,6 +371,7 @@ class AttestPlugin:
 
     def shutdown(self) -> None:
         lane_http.unroute_all()
+        plain_clients.unpatch_all()
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()

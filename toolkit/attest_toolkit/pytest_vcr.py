@@ -16,8 +16,9 @@ loopback and `--allowed-hosts` while a test replays, as pytest-recording does.
 
 vcr_config keys: `filter_headers` and `ignore_localhost` hold by construction (a fixture keeps no
 request headers; only the provider base-URL variables point at attest, loopback is never touched),
-`ignore_hosts` too unless it names a provider host, and `match_on` when it compares the body (attest
-always does). Every other key is named once, at the end of the run, as not honoured.
+`ignore_hosts` too unless it names a provider host (plain HTTP to them goes out, see `plain_http`),
+and `match_on` when it compares the body (attest always does). Every other key is named once, at the
+end of the run, as not honoured.
 """
 
 from __future__ import annotations
@@ -199,16 +200,19 @@ class VcrCompat:
             directory = Path(request.getfixturevalue("vcr_cassette_dir"))
             cassette = directory / str(request.getfixturevalue("default_cassette_name"))
             extra = [directory / str(a) for m in markers for a in m.args]
-            self._start(request.node, cassette, extra)
+            self._start(
+                request.node, cassette, extra, frozenset(map(str, settings.get("ignore_hosts") or ()))
+            )
             yield None
             self.attest.finish(request.node)
 
-    def _start(self, item: pytest.Item, cassette: Path, extra: list[Path]) -> None:
+    def _start(self, item: pytest.Item, cassette: Path, extra: list[Path], ignored: frozenset[str]) -> None:
         attest = self.attest
         if attest.mode == "off":
             return
         handle = or_fail(lambda: VcrHandle(attest, item, self.name_of(cassette), attest.mode, None, None))
         handle.extra = [self.fixture_of(p) for p in extra]
+        handle.ignored_hosts = ignored
         handle.start()
 
     def name_of(self, cassette: Path) -> str:

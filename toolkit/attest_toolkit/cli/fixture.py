@@ -83,7 +83,9 @@ def import_(
         line.update(f"attest fixture import: {done}/{total} interactions")
 
     result = importer.import_cassettes(cassettes, name, fixtures_dir, force=force, progress=progress)
-    others = "".join(f"; {n} with {h} left out (not a model provider)" for h, n in result.left_out.items())
+    others = "".join(
+        f"; {n} with {h} kept as plain HTTP (not a model provider)" for h, n in result.plain.items()
+    )
     line.finish(
         f"attest fixture import: {result.interactions} interaction(s) from {result.cassettes} cassette(s)"
         f" → {result.path}{others}"
@@ -112,9 +114,9 @@ def tree_line(row: importer.TreeRow) -> str:
     """One cassette of the closing table: what became of it, and why when it was skipped."""
     if row.imported is None:
         return f"skipped   {row.cassette}: {row.skipped}"
-    others = row.imported.left_out
+    others = row.imported.plain
     note = (
-        f"; left out, not a model provider: {', '.join(f'{h} ({n})' for h, n in others.items())}"
+        f"; not a model provider, kept as plain HTTP: {', '.join(f'{h} ({n})' for h, n in others.items())}"
         if others
         else ""
     )

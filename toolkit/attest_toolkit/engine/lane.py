@@ -18,17 +18,23 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import socket
 import struct
+import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..providers import RECORDED
 from ..secrets import Secrets
 
-# No asyncio here: the runner imports this module; the engine's end is in engine.runner.
+# asyncio is not imported here (the runner imports this module, and a run that never starts an event
+# loop should not pay for it); the engine's end is in engine.runner.
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .store import Recording
 
 ANSWER = struct.Struct("!II")
@@ -80,17 +86,25 @@ def answer_frame(rec: Recording) -> bytes:
 
 class Lane:
     """The runner's end: one request at a time, from this process only (a forked child shares the
-    socket, so it uses HTTP). Once anything goes wrong the lane is closed and every call uses HTTP."""
+    socket, so it uses HTTP). Once anything goes wrong the lane is closed and every call uses HTTP.
+
+    The socket never blocks: a sync call waits for the answer in `poll` (as a socket with a timeout
+    would), and an async call waits on its event loop, so a detector of blocking calls on the loop
+    has nothing to find. A call given up half way (an async task cancelled while it waited) leaves
+    its answer owed: the next call reads and drops it before its own."""
 
     def __init__(self, sock: socket.socket, secrets: Secrets) -> None:
         self.sock = sock
-        self.sock.settimeout(TIMEOUT)
+        self.sock.setblocking(False)
         self.secrets = secrets  # what the engine redacts: `.env` in the directory both started in
         self.sessions: dict[str, dict[str, str]] = {}  # open session -> its served values (see served)
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.closed = False
         self._received = bytearray()
+        self._owed = 0  # answers to requests sent and not yet read; the last one is the caller's
+        self._loop_thread: int | None = None  # the thread whose event loop holds the lock, if one does
+        self._poller = _poller(sock)
 
     @classmethod
     def pair(cls, secrets: Secrets) -> tuple[Lane, socket.socket]:
@@ -100,29 +114,121 @@ class Lane:
 
     def ask(self, sid: str, key: str) -> tuple[bytes, bytes] | None:
         """(head, body) of the next recording for `key` in session `sid`; None when the request must
-        go over HTTP."""
-        if self.closed or os.getpid() != self.pid:
+        go over HTTP. Threads take turns; a call on the thread of an async call under way (sync code
+        run on its event loop) uses HTTP rather than wait for a task that cannot run."""
+        if not self._usable() or self._loop_thread == threading.get_ident():
             return None
-        with self.lock:
-            try:
-                self.sock.sendall(f"{sid} {key}\n".encode("ascii", "replace"))
-                head_len, body_len = ANSWER.unpack(self._read(ANSWER.size))
-                return (self._read(head_len), self._read(body_len)) if head_len else None
-            except OSError:  # the engine went away or stalled: HTTP from now on
-                self.close()
-                return None
+        if not self.lock.acquire(timeout=TIMEOUT):
+            return None
+        try:
+            self._send(f"{sid} {key}\n".encode("ascii", "replace"))
+            while (answer := self._answer()) is None:
+                if not self._poller(TIMEOUT):
+                    raise TimeoutError("the engine did not answer on the lane")
+                self._receive()
+            return answer or None
+        except OSError:  # the engine went away or stalled: HTTP from now on
+            self.close()
+            return None
+        finally:
+            self.lock.release()
 
-    def _read(self, size: int) -> bytes:
-        """The next `size` bytes of the answer; an answer usually arrives whole, in one receive."""
-        while len(self._received) < size:
-            data = self.sock.recv(max(1 << 16, size - len(self._received)))
-            if not data:
-                raise ConnectionResetError("the engine closed the lane")
-            self._received += data
-        taken = bytes(self._received[:size])
-        del self._received[:size]
-        return taken
+    async def ask_async(self, sid: str, key: str) -> tuple[bytes, bytes] | None:
+        """`ask` for a coroutine on an asyncio loop: it waits for the answer on the loop. None (HTTP)
+        under another async library, or while another call has the lane (a task of this loop or of
+        another thread's: waiting for it would block the loop)."""
+        loop = _running_loop()
+        if loop is None:  # not asyncio (trio): HTTP
+            return None
+        if not self._usable() or not self.lock.acquire(blocking=False):
+            return None
+        self._loop_thread = threading.get_ident()
+        try:
+            self._send(f"{sid} {key}\n".encode("ascii", "replace"))
+            while (answer := self._answer()) is None:
+                await self._readable(loop)
+                self._receive()
+            return answer or None
+        except (OSError, NotImplementedError):  # gone, stalled, or a loop that cannot watch sockets
+            self.close()
+            return None
+        finally:
+            self._loop_thread = None
+            self.lock.release()
+
+    def _usable(self) -> bool:
+        return not self.closed and os.getpid() == self.pid
+
+    def _send(self, line: bytes) -> None:
+        """Send a request line whole (a line is far smaller than the socket's buffer, so the first
+        send takes it all but when the engine is not reading at all)."""
+        if self.sock.send(line) != len(line):
+            raise BlockingIOError("the lane's buffer is full: the engine is not reading")
+        self._owed += 1
+
+    def _receive(self) -> None:
+        try:
+            data = self.sock.recv(1 << 16)
+        except BlockingIOError:  # woken with nothing to read
+            return
+        if not data:
+            raise ConnectionResetError("the engine closed the lane")
+        self._received += data
+
+    def _answer(self) -> tuple[bytes, bytes] | tuple[()] | None:
+        """The caller's answer once it has arrived whole ((head, body), or () for "not here"),
+        dropping the answers owed to calls given up before it; None while it is still on its way."""
+        while True:
+            received = self._received
+            if len(received) < ANSWER.size:
+                return None
+            head_len, body_len = ANSWER.unpack_from(received)
+            end = ANSWER.size + head_len + body_len
+            if len(received) < end:
+                return None
+            answer = (
+                bytes(received[ANSWER.size : ANSWER.size + head_len]),
+                bytes(received[ANSWER.size + head_len : end]),
+            )
+            del received[:end]
+            self._owed -= 1
+            if self._owed == 0:
+                return answer if head_len else ()
+
+    async def _readable(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Until the socket has something to read, on `loop`; TimeoutError after TIMEOUT."""
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def settle(exc: BaseException | None) -> None:
+            if not ready.done():
+                ready.set_exception(exc) if exc is not None else ready.set_result(None)
+
+        fd = self.sock.fileno()
+        loop.add_reader(fd, settle, None)
+        timer = loop.call_later(TIMEOUT, settle, TimeoutError("the engine did not answer on the lane"))
+        try:
+            await ready
+        finally:
+            timer.cancel()
+            loop.remove_reader(fd)
 
     def close(self) -> None:
         self.closed = True
         self.sock.close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    asyncio = sys.modules.get("asyncio")  # a loop runs only where asyncio was imported
+    try:
+        return asyncio.get_running_loop() if asyncio is not None else None
+    except RuntimeError:
+        return None
+
+
+def _poller(sock: socket.socket) -> Callable[[float], bool]:
+    """A wait for `sock` to be readable, up to a timeout in seconds: True when it is."""
+    if not hasattr(select, "poll"):  # Windows
+        return lambda timeout: bool(select.select([sock], [], [], timeout)[0])
+    poll = select.poll()
+    poll.register(sock, select.POLLIN)
+    return lambda timeout: bool(poll.poll(timeout * 1000))

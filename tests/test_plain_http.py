@@ -1,0 +1,293 @@
+"""Plain HTTP a test sends from its own process (not a model call): recorded by pytest-recording,
+imported with `attest fixture import --tree`, served from the fixture with the server gone, and
+refused with one line in strict replay when it was not recorded. Real pytest runs of a project whose
+tests fetch a URL with requests, urllib3, aiohttp and httpx from a server on loopback (named
+`files.example`, resolved to loopback by the project's conftest: attest leaves loopback addresses
+alone, as they are its own engine's and the test's local servers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+from attest_toolkit import fixture as fx
+from conftest import chat_response, clean_env, scrub
+from upstream import FakeUpstream, Reply
+
+SECRET = "plainsecretvalue" + "q" * 24
+
+CONFTEST = """
+import socket
+
+_real = socket.getaddrinfo
+
+def getaddrinfo(host, *args, **kwargs):
+    named = host in ("files.example", b"files.example")  # anyio asks with bytes
+    return _real("127.0.0.1" if named else host, *args, **kwargs)
+
+socket.getaddrinfo = getaddrinfo
+"""
+
+TESTS = """
+import asyncio
+import os
+
+import aiohttp
+import httpx
+import pytest
+import requests
+import urllib3
+from blockbuster import blockbuster_ctx
+
+BASE = f"http://files.example:{os.environ['FILES_PORT']}"
+QUERY = "?size=2&api_key=" + os.environ["FILES_KEY"]  # a credential parameter: never stored, never shown
+
+@pytest.mark.vcr
+def test_requests():
+    assert requests.get(BASE + "/requests.png" + QUERY).content == b"PNG /requests.png"
+
+@pytest.mark.vcr
+def test_urllib3():
+    assert urllib3.PoolManager().request("GET", BASE + "/urllib3.png" + QUERY).data == b"PNG /urllib3.png"
+
+@pytest.mark.vcr
+def test_httpx():
+    assert httpx.get(BASE + "/httpx.png" + QUERY).content == b"PNG /httpx.png"
+
+@pytest.mark.vcr
+def test_httpx_async():
+    async def fetch():
+        async with httpx.AsyncClient() as client:
+            with blockbuster_ctx(["attest_toolkit"]):  # nothing of attest's may block the loop
+                return (await client.get(BASE + "/httpx-async.png" + QUERY)).content
+    assert asyncio.run(fetch()) == b"PNG /httpx-async.png"
+
+@pytest.mark.vcr
+def test_aiohttp():
+    async def fetch():
+        async with aiohttp.ClientSession() as session:
+            with blockbuster_ctx(["attest_toolkit"]):
+                async with session.get(BASE + "/aiohttp.png" + QUERY) as response:
+                    assert response.status == 200 and response.headers["content-type"] == "image/png"
+                    return await response.read()
+    assert asyncio.run(fetch()) == b"PNG /aiohttp.png"
+"""
+
+NEVER_RECORDED = """
+import asyncio
+import os
+
+import aiohttp
+import httpx
+import requests
+
+HOOK = f"http://files.example:{os.environ['FILES_PORT']}/hooks/done?token=abc123"
+
+def test_webhook(attest_replay):
+    with attest_replay("hook"):
+        requests.post(HOOK, json={})
+
+def test_webhook_httpx(attest_replay):
+    with attest_replay("hook"):
+        httpx.post(HOOK, json={})
+
+def test_webhook_aiohttp(attest_replay):
+    async def post():
+        async with aiohttp.ClientSession() as session:
+            async with session.post(HOOK, json={}) as response:
+                return response.status
+
+    with attest_replay("hook"):
+        asyncio.run(post())
+"""
+
+CLIENTS = ("requests", "urllib3", "httpx", "httpx_async", "aiohttp")
+
+
+class Files(BaseHTTPRequestHandler):
+    def _answer(self) -> None:
+        body = b"PNG " + self.path.split("?")[0].encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def files() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Files)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, files: ThreadingHTTPServer) -> Path:
+    scrub(monkeypatch)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("FILES_PORT", str(files.server_address[1]))
+    monkeypatch.setenv("FILES_KEY", SECRET)
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "tests").mkdir()
+    pytester.makepyfile(**{"tests/test_fetch": TESTS})
+    return pytester.path
+
+
+def attest_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "attest_toolkit.cli", *args]
+    return subprocess.run(argv, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=300)
+
+
+def test_plain_http_recorded_by_vcrpy_is_served_from_the_fixture_with_the_server_gone(
+    project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, files: ThreadingHTTPServer
+) -> None:
+    recorded = pytester.runpytest_subprocess("--record-mode=once")  # pytest-recording, as the suite ships
+    recorded.assert_outcomes(passed=len(CLIENTS))
+    imported = attest_cli(project, "fixture", "import", "--tree", "tests")
+    assert imported.returncode == 0, imported.stderr
+    assert (
+        "imported  tests/cassettes/test_fetch/test_aiohttp.yaml → tests.test_fetch.test_aiohttp "
+        in imported.stdout
+    )
+    assert "not a model provider, kept as plain HTTP: files.example (1)" in imported.stdout
+    stored = fx.read_fixture(project / "tests/attest/fixtures/tests.test_fetch.test_requests.attest.json")
+    item = fx.plain_interactions(stored)[0]
+    assert item["url"] == f"http://files.example:{files.server_address[1]}/requests.png?size=2"
+    assert (item["response"]["body"], item["response"]["headers"]) == (
+        {"text": "PNG /requests.png"},
+        {"content-type": "image/png"},
+    )
+    assert SECRET not in "".join(p.read_text() for p in (project / "tests/attest/fixtures").iterdir())
+
+    files.shutdown()
+    files.server_close()  # nothing listens now: a call that left the process would fail
+    monkeypatch.setenv("CI", "1")
+    replayed = pytester.runpytest_subprocess("-p", "no:recording")
+    replayed.assert_outcomes(passed=len(CLIENTS))
+
+
+def with_hook_test(project: Path, pytester: pytest.Pytester) -> None:
+    """A test that calls a webhook inside a replay of a fixture that recorded nothing."""
+    pytester.makepyfile(test_hook=NEVER_RECORDED)
+    fixtures = project / "tests/attest/fixtures"
+    fixtures.mkdir(parents=True)
+    fx.write_fixture(fixtures / f"hook{fx.SUFFIX}", fx.new_fixture("hook", fx.new_source([]), []))
+
+
+def test_plain_http_not_recorded_is_refused_in_strict_replay_with_one_line(
+    project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_hook_test(project, pytester)
+    monkeypatch.setenv("CI", "1")
+    result = pytester.runpytest_subprocess("-p", "no:recording", "test_hook.py")
+    result.assert_outcomes(failed=3)
+    line = (
+        "attest replay: plain HTTP POST files.example/hooks/done is not in the fixture; strict replay "
+        "refuses it (record it with vcrpy and import, or allow it with --attest-replay=auto)"
+    )
+    for test in ("test_webhook", "test_webhook_httpx", "test_webhook_aiohttp"):
+        assert f"FAILED test_hook.py::{test} - {line}" in result.outlines  # nothing of the query
+
+
+def test_plain_http_not_recorded_goes_out_in_auto_mode(project: Path, pytester: pytest.Pytester) -> None:
+    with_hook_test(project, pytester)
+    result = pytester.runpytest_subprocess("-p", "no:recording", "--attest-replay=auto", "test_hook.py")
+    result.assert_outcomes(passed=3)
+
+
+IGNORED = """
+import os
+
+import pytest
+import requests
+
+@pytest.fixture
+def vcr_config():
+    return {"ignore_hosts": ["files.example"]}
+
+@pytest.mark.vcr
+def test_ignored():
+    assert requests.get(f"http://files.example:{os.environ['FILES_PORT']}/live.png").content == b"PNG /live.png"
+"""
+
+
+def test_a_host_the_vcr_config_ignores_is_left_alone_in_strict_replay(
+    project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_ignored=IGNORED)
+    monkeypatch.setenv("CI", "1")
+    result = pytester.runpytest_subprocess("-p", "no:recording", "test_ignored.py")
+    result.assert_outcomes(passed=1)
+
+
+CHAT_AND_FETCH = """
+import os
+
+import openai
+import requests
+
+def test_flow(attest_replay):
+    with attest_replay("flow"):
+        client = openai.OpenAI(max_retries=0)
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "Hello!"
+        requests.get(f"http://files.example:{os.environ['FILES_PORT']}/cat.png")
+        new = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "bye"}])
+        assert new.choices[0].message.content == "Bye!"
+"""
+
+
+def test_a_partial_refresh_keeps_the_fixtures_plain_http(
+    project: Path, pytester: pytest.Pytester, files: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--attest-record=new` records a new model call: the recorded plain HTTP stays in the fixture."""
+    chat = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}),
+            "headers": {},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(chat_response("Hello!"))},
+        },
+    }
+    image = {
+        "request": {
+            "method": "GET",
+            "uri": f"http://files.example:{files.server_address[1]}/cat.png",
+            "body": None,
+        },
+        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "PNG"}},
+    }
+    cassette = project / "flow.yaml"
+    cassette.write_text(yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8")
+    assert attest_cli(project, "fixture", "import", "--name", "flow", "flow.yaml").returncode == 0
+    pytester.makepyfile(test_flow=CHAT_AND_FETCH)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "r" * 40)
+    with FakeUpstream([Reply(body=json.dumps(chat_response("Bye!")).encode())]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = pytester.runpytest_subprocess("-p", "no:recording", "--attest-record=new", "test_flow.py")
+        result.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+    stored = fx.read_fixture(project / f"tests/attest/fixtures/flow{fx.SUFFIX}")
+    assert [i["url"] for i in fx.plain_interactions(stored)] == [
+        f"http://files.example:{files.server_address[1]}/cat.png"
+    ]

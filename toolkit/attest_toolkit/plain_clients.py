@@ -1,0 +1,173 @@
+"""requests/urllib3 and aiohttp asking `plain_http` first, while a replay runs in this process.
+
+httpx is covered where the lane patches it (`lane_http`). Here, urllib3's connection pools (under
+requests) and aiohttp's sessions get a method that asks `plain_http.answer` for the request: a
+recording comes back as the response object the client would have built from the socket, a refusal
+as the client's own connection error (with the miss's line), and anything else is sent as before.
+The patches are put in when a replay opens (for the modules loaded by then) and taken out at the end
+of the run; with no replay running they only pass the call on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import sys
+from typing import Any
+
+from . import plain_http
+
+_OURS = "_attest_plain_wraps"
+
+
+def patch_loaded() -> None:
+    """Our methods on urllib3 and aiohttp, when loaded by now (never stacked on our own)."""
+    urllib3 = sys.modules.get("urllib3.connectionpool")
+    if urllib3 is not None:
+        _wrap(urllib3.HTTPConnectionPool, "urlopen", _urlopen)
+    aiohttp = sys.modules.get("aiohttp.client")
+    if aiohttp is not None:
+        _wrap(aiohttp.ClientSession, "_request", _aiohttp_request)
+
+
+def unpatch_all() -> None:
+    """Give both libraries back the methods ours stand in front of."""
+    for module, cls, name in (
+        ("urllib3.connectionpool", "HTTPConnectionPool", "urlopen"),
+        ("aiohttp.client", "ClientSession", "_request"),
+    ):
+        loaded = sys.modules.get(module)
+        current = getattr(getattr(loaded, cls), name) if loaded is not None else None
+        if current is not None and hasattr(current, _OURS):
+            setattr(getattr(loaded, cls), name, getattr(current, _OURS))
+
+
+def _wrap(cls: type, name: str, make: Any) -> None:
+    original = getattr(cls, name)
+    if hasattr(original, _OURS):
+        return
+    wrapper = make(original)
+    setattr(wrapper, _OURS, original)
+    setattr(cls, name, wrapper)
+
+
+# --- urllib3 (requests) ------------------------------------------------------------------------------
+
+
+def _urlopen(original: Any) -> Any:
+    def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        found = plain_http.answer(method, _pool_url(self, url))
+        if found is None:
+            return original(self, method, url, *args, **kwargs)
+        if isinstance(found, plain_http.Refused):
+            raise found  # requests reports it as a ConnectionError with this line
+        from urllib3.response import HTTPResponse
+
+        return HTTPResponse(
+            body=io.BytesIO(found.body),
+            headers=found.headers,
+            status=found.status,
+            preload_content=kwargs.get("preload_content", True),
+            decode_content=kwargs.get("decode_content", True),
+            enforce_content_length=False,
+            request_method=method,
+            request_url=url,
+        )
+
+    return urlopen
+
+
+def _pool_url(pool: Any, url: str) -> str:
+    """The whole URL a pool sends `url` to (a path, or already whole through a proxy)."""
+    if "://" in url:
+        return url
+    host = f"[{pool.host}]" if ":" in pool.host else pool.host
+    return f"{pool.scheme}://{host}:{pool.port}{url}" if pool.port else f"{pool.scheme}://{host}{url}"
+
+
+# --- aiohttp -----------------------------------------------------------------------------------------
+
+
+def _aiohttp_request(original: Any) -> Any:
+    async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+        url = _session_url(self, str_or_url, kwargs.get("params"))
+        found = await plain_http.answer_async(method, str(url)) if url is not None else None
+        if found is None:
+            return await original(self, method, str_or_url, **kwargs)
+        import aiohttp
+
+        if isinstance(found, plain_http.Refused):
+            raise aiohttp.ClientConnectionError(str(found)) from found
+        response = _aiohttp_response(self, method, url, found)
+        if kwargs.get("raise_for_status", self._raise_for_status) is True:
+            response.raise_for_status()
+        return response
+
+    return _request
+
+
+def _session_url(session: Any, str_or_url: Any, params: Any) -> Any:
+    """The URL the session would send to (its base URL and `params` applied); None if it cannot say."""
+    try:
+        url = session._build_url(str_or_url)
+        return url.extend_query(params) if params else url
+    except (TypeError, ValueError, AttributeError):  # left to aiohttp, which says what is wrong
+        return None
+
+
+class _Written:
+    output_size = 0  # what aiohttp reads from the writer of a request already sent
+
+
+def _aiohttp_response(session: Any, method: str, url: Any, found: plain_http.Answer) -> Any:
+    """A ClientResponse that has read the recording: body, status, headers; nothing to release."""
+    import asyncio
+
+    from aiohttp import ClientResponse, RequestInfo
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    headers = CIMultiDictProxy(CIMultiDict(found.headers))
+    offered = {
+        "writer": None,
+        "continue100": None,
+        "timer": None,
+        "request_info": RequestInfo(url, method, CIMultiDictProxy(CIMultiDict()), url),
+        "traces": [],
+        "loop": asyncio.get_running_loop(),
+        "session": session,
+        "stream_writer": _Written(),
+    }
+    accepted = inspect.signature(ClientResponse.__init__).parameters
+    response = ClientResponse(method, url, **{k: v for k, v in offered.items() if k in accepted})
+    response.status = found.status
+    response.reason = _reason(found.status)
+    response._headers = headers
+    response._raw_headers = tuple((k.encode(), v.encode()) for k, v in found.headers)
+    response._body = found.body
+    response.content = _stream(found.body)
+    response._closed = True  # nothing is open: release() and the context's exit have nothing to do
+    return response
+
+
+def _stream(body: bytes) -> Any:
+    """`response.content`, holding the whole body (iter_chunked, readany and read work on it)."""
+    import asyncio
+
+    from aiohttp import StreamReader
+    from aiohttp.base_protocol import BaseProtocol
+
+    loop = asyncio.get_running_loop()
+    reader = StreamReader(BaseProtocol(loop), limit=2**16, loop=loop)
+    if body:
+        reader.feed_data(body)
+    reader.feed_eof()
+    return reader
+
+
+def _reason(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
