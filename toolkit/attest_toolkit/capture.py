@@ -50,7 +50,7 @@ from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
 from .provider_env import KEY_VARS, proxy_env
-from .providers import RECORDED, error_body
+from .providers import RECORDED, error_body, route
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
@@ -190,7 +190,7 @@ class RecordingApp:
                 {"error": {"message": f"attest capture: no provider {provider!r}"}}, status=404
             )
         raw = await request.read()
-        path = "/" + request.match_info["tail"]
+        provider, path = route(provider, "/" + request.match_info["tail"])
         self._remember_credentials(request)
         if self.base is not None:
             replayed = await self.base.serve(request, provider, path, raw)

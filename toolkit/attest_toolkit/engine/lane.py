@@ -22,7 +22,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING
 
-from ..providers import RECORDED
+from ..providers import RECORDED, route
 from ..secrets import Secrets
 
 # No asyncio here: the runner imports this module; the engine's end is in engine.runner.
@@ -46,7 +46,7 @@ def split_target(target: str) -> tuple[str, str, str, str] | None:
     parts = path.split("/", 4)
     if len(parts) < 5 or parts[3] not in PROVIDERS:
         return None
-    return parts[2], parts[3], "/" + parts[4], query
+    return parts[2], *route(parts[3], "/" + parts[4]), query
 
 
 def take_request(buffer: bytearray) -> tuple[str, str] | None:
