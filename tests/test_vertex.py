@@ -5,6 +5,8 @@ forwarded), replayed strict with no Google credentials at all and no network, mi
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 from attest_toolkit import fixture as fx
 from attest_toolkit.engine.live import upstream_for
+from attest_toolkit.engine.server import Engine
 from capture_helpers import run_agent
 from conftest import AGENTS, clean_env
 from test_gemini import flow_replies as gemini_flow_replies
@@ -24,6 +27,8 @@ from upstream import (
 )
 
 pytest.importorskip("google.genai")
+import google.auth  # google-genai brings google-auth
+from google.auth.transport.requests import Request
 
 AGENT = AGENTS / "vertex_agent.py"
 TOKEN = "ya29.a0AfB_" + "t" * 40  # the shape of a Google OAuth access token
@@ -221,3 +226,27 @@ def test_capture_goes_to_the_region_the_path_names(location: str, endpoint: str)
         f"/v1beta1/projects/p/locations/{location}/publishers/google/models/gemini-2.5-flash:generateContent"
     )
     assert upstream_for("vertex", {}).url(path) == endpoint + path
+
+
+def test_the_engines_token_file_lives_as_long_as_its_session_and_serves_only_it(flow: Flow) -> None:
+    """The credentials file a session hands out is google-auth's to read, its token endpoint answers
+    only for an open session, and the file is gone once the session ends."""
+    with Engine(env(flow.home)) as engine:
+        sid, session = engine.open_session([flow.fixtures_dir / "vertex.attest.json"], "strict")
+        path = Path(session["GOOGLE_APPLICATION_CREDENTIALS"])
+        info = json.loads(path.read_text(encoding="utf-8"))
+        credentials, _ = google.auth.load_credentials_from_file(str(path))
+        credentials.refresh(Request())
+        assert credentials.token == "attest-replay-no-token"
+        other = info["token_url"].replace(f"/r/{sid}/", "/r/0000000000000000/")
+        assert urlopen_status(other) == 403
+        engine.close_session(sid)
+        assert not path.exists()
+
+
+def urlopen_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=b"grant_type=refresh_token")) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
