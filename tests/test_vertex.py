@@ -16,7 +16,7 @@ from attest_toolkit import fixture as fx
 from attest_toolkit.engine.live import upstream_for
 from attest_toolkit.engine.server import Engine
 from capture_helpers import run_agent
-from conftest import AGENTS, clean_env
+from conftest import AGENTS, clean_env, run_cli
 from test_gemini import flow_replies as gemini_flow_replies
 from upstream import (
     FakeUpstream,
@@ -144,6 +144,15 @@ def test_a_capture_replays_strict_with_no_google_credentials_and_no_upstream_cal
     assert "tool multiply(1231, 2331) = 2869461" in flow.out
     assert "streamed: Two million, |eight hundred sixty-nine thousand, |four hundred sixty-one." in flow.out
     assert "tokens: 9" in flow.out and "embedding: [0.25, -0.5, 0.125]" in flow.out
+
+
+def test_fixture_show_reads_vertex_replies(flow: Flow) -> None:
+    shown = run_cli(
+        ["fixture", "show", "vertex", "--fixtures-dir", str(flow.fixtures_dir)], env=env(flow.home)
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "tool calls: multiply" in shown.stdout
+    assert '→ 200 sse (3 events)  "Two million, eight hundred' in shown.stdout
 
 
 def test_credentials_the_user_configured_are_used_in_replay_not_replaced(flow: Flow, tmp_path: Path) -> None:
