@@ -53,6 +53,24 @@ def attest_in(fixtures_dir: Path, env: dict[str, str], *args: str) -> subprocess
     return run_attest(*argv, env=env, cwd=fixtures_dir.parent)
 
 
+def run_agent(
+    agent: Path, fixtures_dir: Path, args: tuple[str, ...], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`attest COMMAND [OPTIONS] --fixtures-dir DIR -- python AGENT ARGS...`, from `args` written as
+    `COMMAND [OPTIONS] -- ARGS...`, in `env`."""
+    cut = args.index("--")
+    argv = [
+        *args[:cut],
+        "--fixtures-dir",
+        str(fixtures_dir),
+        "--",
+        sys.executable,
+        str(agent),
+        *args[cut + 1 :],
+    ]
+    return run_attest(*argv, env=env, cwd=fixtures_dir.parent)
+
+
 def agent(*args: str) -> list[str]:
     return [sys.executable, str(AGENT), *args]
 

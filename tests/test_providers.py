@@ -85,7 +85,15 @@ def test_every_provider_variable_is_pointed_at_the_proxy_under_its_own_name() ->
     assert set(env) == set(ALL_VARS)
     for p in providers.PROVIDERS.values():
         for var in p.base_url_vars:
-            assert env[var] == f"http://127.0.0.1:9/r/s/{p.name}{p.proxy_path}"
+            assert env[var].startswith(f"http://127.0.0.1:9/r/s/{p.name}{p.proxy_path}")
+    # google-genai keeps the project/location path only under a base URL ending in .googleapis.com;
+    # LiteLLM's vendor variables include the version path its vendor's own SDK adds itself.
+    assert env["GOOGLE_VERTEX_BASE_URL"] == "http://127.0.0.1:9/r/s/vertex/aiplatform.googleapis.com"
+    assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9/r/s/gemini/generativelanguage.googleapis.com"
+    assert (env["GROQ_BASE_URL"], env["GROQ_API_BASE"]) == (
+        "http://127.0.0.1:9/r/s/groq",
+        "http://127.0.0.1:9/r/s/groq/openai/v1",
+    )
     assert {p.name: p.key_var for p in providers.PROVIDERS.values() if p.key_var} == KEY_VARS
 
 
@@ -115,6 +123,13 @@ def test_the_volatile_scan_knows_every_id_prefix_a_provider_issues() -> None:
         ("/model/us.amazon.nova-pro-v1:0/converse", None, "bedrock"),
         ("/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke-with-response-stream", None, "bedrock"),
         ("/v1/chat/completions", "bedrock-runtime.eu-west-1.amazonaws.com", "bedrock"),
+        (
+            "/v1beta1/projects/p/locations/global/publishers/google/models/gemini-2.5-flash:countTokens",
+            None,
+            "vertex",
+        ),
+        ("/openai/v1/chat/completions", "api.groq.com", "groq"),
+        ("/v1/chat/completions", "api.mistral.ai", "mistral"),
     ],
 )
 def test_a_path_or_host_names_its_provider(path: str, hint: str | None, provider: str) -> None:

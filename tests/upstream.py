@@ -160,6 +160,16 @@ def gemini_embeddings(*vectors: list[float]) -> Reply:
     return _json_reply({"embeddings": [{"values": v} for v in vectors]})
 
 
+def vertex_embedding(values: list[float]) -> Reply:
+    """Vertex AI's embedContent answer (one content, a Gemini embedding model)."""
+    return _json_reply({"embedding": {"values": values}, "usageMetadata": {"promptTokenCount": 1}})
+
+
+def google_token(token: str) -> Reply:
+    """An OAuth token endpoint's answer, as google-auth reads it."""
+    return _json_reply({"access_token": token, "expires_in": 3600, "token_type": "Bearer"})
+
+
 GEMINI_STATUS = {
     400: "INVALID_ARGUMENT",
     403: "PERMISSION_DENIED",

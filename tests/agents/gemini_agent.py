@@ -11,6 +11,7 @@ through GEMINI_API_KEY, as a user's agent would. A Google API error exits with i
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from google import genai
 from google.genai import errors, types
@@ -62,12 +63,12 @@ def flow(client: genai.Client, question: str) -> None:
     print("embedding:", embedded.embeddings[0].values)
 
 
-def main() -> int:
+def main(client_for: Callable[[str], genai.Client] = lambda _what: genai.Client()) -> int:
+    """Run the calls `argv[1]` names on the client `client_for` builds for them."""
     what = sys.argv[1]
     question = sys.argv[2] if len(sys.argv) > 2 else "What is 1231 * 2331?"
-    client = genai.Client()
     try:
-        (flow if what == "flow" else ask)(client, question)
+        (flow if what == "flow" else ask)(client_for(what), question)
     except errors.APIError as exc:
         print(f"google error {exc.code}: {exc.message}", file=sys.stderr)
         return 4

@@ -52,7 +52,7 @@ from .normalize import Exchange, Templater, parse_body, request_content
 from .partial import ReplayFirst
 from .progress import ProgressLine, counted
 from .provider_env import CREDENTIAL_VARS, placeholder_credentials, proxy_env
-from .providers import RECORDED, error_body, error_headers
+from .providers import RECORDED, error_body, error_headers, route
 from .secret_names import is_secret_key
 from .secrets import Secrets, environment_secrets
 from .tools.declare import HttpTool, declarations, parse_tools, specs_of
@@ -203,7 +203,7 @@ class RecordingApp:
                 {"error": {"message": f"attest capture: no provider {provider!r}"}}, status=404
             )
         raw = await request.read()
-        path = "/" + request.match_info["tail"]
+        provider, path = route(provider, "/" + request.match_info["tail"])
         self._remember_credentials(request)
         if self.base is not None:
             replayed = await self.base.serve(request, provider, path, raw)

@@ -38,9 +38,9 @@ def placeholder_credentials(env: Mapping[str, str], placeholder: str) -> dict[st
 
 def proxy_env(prefix: str) -> dict[str, str]:
     """Every variable pointed at a proxy serving each provider under `<prefix>/<provider>`."""
-    return {var: f"{prefix}/{p.name}{p.proxy_path}" for p in PROVIDERS.values() for var in p.base_url_vars}
+    return {var: f"{prefix}/{p.name}{p.path_for(var)}" for p in PROVIDERS.values() for var in p.base_url_vars}
 
 
-def user_base_url(provider: str, env: Mapping[str, str]) -> str | None:
-    """The base URL the user set for `provider` (their own gateway), if any."""
-    return next((env[var] for var in BASE_URL_VARS[provider] if env.get(var, "").strip()), None)
+def user_base_url(provider: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """The base URL the user set for `provider` (their own gateway), if any, and the variable."""
+    return next(((env[var], var) for var in BASE_URL_VARS[provider] if env.get(var, "").strip()), None)

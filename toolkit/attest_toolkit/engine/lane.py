@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..providers import RECORDED
+from ..providers import RECORDED, route
 from ..secrets import Secrets
 
 # asyncio is not imported here (the runner imports this module, and a run that never starts an event
@@ -62,7 +62,7 @@ def split_target(target: str) -> tuple[str, str, str, str] | None:
         tail = _DECODED.sub(lambda m: ":" if m.group(0)[2] in "aA" else "/", tail)
         if "/." in tail or "//" in tail or tail.startswith("."):
             return None
-    return parts[2], parts[3], "/" + tail, query
+    return parts[2], *route(parts[3], "/" + tail), query
 
 
 def take_request(buffer: bytearray) -> tuple[str, str] | None:

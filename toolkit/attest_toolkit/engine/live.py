@@ -87,9 +87,11 @@ class Upstream:
 
     base: str
     drop_v1: bool = False  # an OpenAI base URL without /v1: the SDK calls `<base>/chat/completions`
+    base_of: Callable[[str], str] | None = None  # the provider's own endpoint for a path, when it varies
 
     def url(self, path: str) -> str:
-        return self.base + (path[3:] if self.drop_v1 and path.startswith("/v1/") else path)
+        base = self.base_of(path) if self.base_of is not None else self.base
+        return base + (path[3:] if self.drop_v1 and path.startswith("/v1/") else path)
 
 
 def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
@@ -100,12 +102,16 @@ def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
     explicit = env.get(var, "").strip()
     if explicit:
         return Upstream(explicit.rstrip("/").removesuffix("/v1"))
-    own = (user_base_url(provider, env) or "").strip().rstrip("/")
-    if not own:
-        return Upstream(default)
+    found, p = user_base_url(provider, env), PROVIDERS[provider]
+    if found is None:
+        return Upstream(default, base_of=p.upstream_of)
+    own, var = found[0].strip().rstrip("/"), found[1]
+    extra = p.var_paths.get(var, p.proxy_path)  # the requests' paths already start with it
+    if extra and own.endswith(extra):
+        return Upstream(own[: -len(extra)])
     if own.endswith("/v1"):
         return Upstream(own[:-3])
-    return Upstream(own, drop_v1=PROVIDERS[provider].proxy_path == "/v1")
+    return Upstream(own, drop_v1=p.proxy_path == "/v1")
 
 
 def path_as_sent(request: web.Request, path: str) -> str:

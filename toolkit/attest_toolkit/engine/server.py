@@ -7,6 +7,7 @@ process start. The engine runs its event loop in a thread of its own; `Engine` i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -25,13 +26,15 @@ from ..normalize import parse_body, request_content
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..provider_env import placeholder_credentials, proxy_env
-from ..providers import PROVIDERS, error_headers, model_of
+from ..providers import PROVIDERS, error_headers, model_of, route
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
 from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
 from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
 from .fastpath import FastConnections
+from .google_token import CREDENTIALS_VAR, CredentialFiles, configured, token_answer
+from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
 from .live import ForwardRefused, LiveForwarder, cut_off
 from .session import MATCHES, MODES, Mode, Session
 from .store import FixtureStore, Recording
@@ -131,13 +134,19 @@ class ReplayApp:
         self.base_url = ""
         self._load_lock = threading.Lock()
         self.tool_routes = ToolReplay(self)
+        # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
+        self.google = None if configured(self.env) else CredentialFiles()
 
     def build(self) -> web.Application:
         # The session id in every URL is the per-run secret; the gate checks the Host.
         app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[listeners.loopback_only])
         self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
+        app.router.add_route("POST", GOOGLE_TOKEN_ROUTE, self.google_token)
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
+        if self.google is not None:
+            google = self.google
+            app.on_cleanup.append(lambda _app: asyncio.to_thread(google.close))
         return app
 
     # --- sessions ----------------------------------------------------------------------------------
@@ -171,13 +180,24 @@ class ReplayApp:
         env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
         env.update(tool_env(prefix, self.sessions[sid]))
         env.update(listeners.handed_out(self.base_url, self.env))
+        if self.google is not None:
+            env[CREDENTIALS_VAR] = self.google.write(sid, prefix)
         return env
 
     def close(self, sid: str) -> dict[str, Any]:
         session = self.sessions.pop(sid, None)
         if session is None:
             raise AttestError(f"no replay session {sid!r}")
+        if self.google is not None:
+            self.google.remove(sid)
         return session.summary()
+
+    async def google_token(self, request: web.Request) -> web.Response:
+        """A placeholder Google token for a session's own credentials file (see google_token)."""
+        await request.read()
+        if request.match_info["sid"] not in self.sessions:
+            return no_session("vertex")
+        return token_answer()
 
     # --- the proxy ---------------------------------------------------------------------------------
 
@@ -196,7 +216,7 @@ class ReplayApp:
             miss = Miss(TOO_LARGE, "params", session.name)
             session.record_miss(miss, not_evaluated=False)
             return miss_response(provider, miss.message)
-        path = "/" + request.match_info["tail"]
+        provider, path = route(provider, "/" + request.match_info["tail"])
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
         sent = sent_of(request, provider, path, raw)

@@ -15,7 +15,20 @@ from typing import Any
 
 from .base import Endpoint, Provider, Shape, Signer, SigningFailed, UsageFields
 
-_MODULES = ("openai", "anthropic", "otlp", "gemini", "azure", "bedrock")
+_MODULES = (
+    "openai",
+    "anthropic",
+    "otlp",
+    "gemini",
+    "azure",
+    "vertex",
+    "groq",
+    "mistral",
+    "together",
+    "deepseek",
+    "openrouter",
+    "bedrock",
+)
 
 PROVIDERS: dict[str, Provider] = {
     p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
@@ -43,6 +56,19 @@ def provider_for(path: str, hint: str | None = None) -> str:
         if p.path is not None and p.path.search(path):
             return p.name
     return DEFAULT.name
+
+
+def route(provider: str, path: str) -> tuple[str, str]:
+    """The provider and path of a request the proxy got as `/<provider><path>`: the provider's base-URL
+    marker dropped, and a path that only a provider sent under `provider`'s base URL can have given to
+    that one (google-genai sends Vertex AI calls to the Gemini base URL when the environment chose it)."""
+    marker = PROVIDERS[provider].path_marker
+    if marker and (path == f"/{marker}" or path.startswith(f"/{marker}/")):
+        path = path[len(marker) + 1 :] or "/"
+    for p in _SPECIFIC:
+        if provider in p.also_under and p.path is not None and p.path.search(path):
+            return p.name, path
+    return provider, path
 
 
 def endpoint_for(path: str) -> Endpoint | None:
@@ -119,4 +145,5 @@ __all__ = [
     "error_headers",
     "model_of",
     "provider_for",
+    "route",
 ]

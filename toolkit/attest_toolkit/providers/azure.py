@@ -18,7 +18,10 @@ from .base import Provider
 
 PROVIDER = Provider(
     name="azure",
-    base_url_vars=("AZURE_OPENAI_ENDPOINT",),  # the openai SDK's AzureOpenAI, LangChain's AzureChatOpenAI
+    base_url_vars=(
+        "AZURE_OPENAI_ENDPOINT",  # the openai SDK's AzureOpenAI, LangChain's AzureChatOpenAI
+        "AZURE_API_BASE",  # LiteLLM's `azure/` models (it reads AZURE_OPENAI_API_KEY first, as the SDK does)
+    ),
     proxy_path="",  # the SDK adds /openai/deployments/...
     key_var="AZURE_OPENAI_API_KEY",
     key_header="api-key",

@@ -87,10 +87,20 @@ class Provider:
     name: str
     base_url_vars: tuple[str, ...]  # in the order the user's own value is looked for
     proxy_path: str = ""
+    # Variables whose SDK wants another path than `proxy_path` after the provider (LiteLLM's, that
+    # include the version where the vendor's own SDK adds it).
+    var_paths: Mapping[str, str] = field(default_factory=dict)
+    # A last segment of the base URL handed to the SDK that is no part of the provider's paths: the
+    # proxy drops it from each request's path (see `route`).
+    path_marker: str = ""
+    # Other providers whose base URL this provider's SDK may send its calls to (told apart by `path`).
+    also_under: tuple[str, ...] = ()
     key_var: str | None = None  # the variable its SDKs read the key from
     key_header: str | None = None  # the header that carries the key, besides `Authorization: Bearer`
     upstream_var: str | None = None  # ATTEST_<NAME>_UPSTREAM: where capture and live calls go
     default_upstream: str | None = None
+    # The default upstream of one request path, when the path chooses it (Vertex AI's region).
+    upstream_of: Callable[[str], str] | None = None
     records: bool = True  # its calls are model calls, recorded and replayed (OTLP's are only counted)
     path: re.Pattern[str] | None = None  # a request path that can only be this provider's
     host_marks: tuple[str, ...] = ()  # a host or provider name containing one of these is this provider
@@ -108,3 +118,8 @@ class Provider:
     placeholder_vars: tuple[str, ...] = ()
     signer: SignerFactory | None = None  # re-signs forwarded requests (capture, live calls)
     reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
+
+    def path_for(self, var: str) -> str:
+        """What follows `/<name>` in the base URL handed out in `var`."""
+        marker = f"/{self.path_marker}" if self.path_marker else ""
+        return self.var_paths.get(var, self.proxy_path) + marker

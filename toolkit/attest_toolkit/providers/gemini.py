@@ -51,8 +51,12 @@ _MODEL = re.compile(r"/models/([^/:]+):[A-Za-z]+$")
 
 PROVIDER = Provider(
     name="gemini",
-    base_url_vars=("GOOGLE_GEMINI_BASE_URL",),  # google-genai (HttpOptions.base_url wins over it)
+    base_url_vars=(
+        "GOOGLE_GEMINI_BASE_URL",  # google-genai (HttpOptions.base_url wins over it), pydantic-ai, LangChain
+        "GEMINI_API_BASE",  # LiteLLM's `gemini/` models (the host: it adds /v1beta/models/...)
+    ),
     proxy_path="",  # the SDK adds /v1beta (or GOOGLE_GENAI_API_VERSION) and /models/...
+    path_marker="generativelanguage.googleapis.com",  # for Vertex AI's calls (see vertex.py)
     key_var="GEMINI_API_KEY",
     key_header="x-goog-api-key",
     upstream_var="ATTEST_GEMINI_UPSTREAM",

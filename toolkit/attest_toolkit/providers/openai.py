@@ -109,3 +109,27 @@ PROVIDER = Provider(
     ),
     error=error,
 )
+
+
+def compatible(
+    name: str,
+    base_url_vars: tuple[str, ...],
+    key_var: str,
+    upstream: str,
+    proxy_path: str = "",
+    var_paths: dict[str, str] | None = None,
+) -> Provider:
+    """A vendor that speaks OpenAI's API at its own host: OpenAI's bodies, usage, streams and errors,
+    its own variables, key and upstream. Its id tails are not measured (served in the default shape)."""
+    return Provider(
+        name=name,
+        base_url_vars=base_url_vars,
+        proxy_path=proxy_path,
+        var_paths=var_paths or {},
+        key_var=key_var,
+        upstream_var=f"ATTEST_{name.upper()}_UPSTREAM",
+        default_upstream=upstream,
+        host_marks=(name,),
+        usage=PROVIDER.usage,
+        error=error,
+    )
