@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
+from .engine.pricing import price_note
 from .fixture import name_of
 from .fixture_catalog import age_days
 from .fixture_diff import changes_between_dirs, fixture_changes
@@ -112,15 +113,6 @@ def _miss_text(test: Test) -> str:
 
 def _unused(counts: Mapping[str, Any]) -> int:
     return 0 if counts.get("misses") else int(counts.get("unused", 0))
-
-
-def price_note() -> str:
-    """Which price table priced the live calls, said whenever there were some."""
-    from .engine.pricing import table
-
-    prices = table()
-    sources = ", ".join(prices["sources"])
-    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
 
 
 Format = Literal["markdown", "text", "json"]

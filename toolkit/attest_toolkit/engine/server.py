@@ -27,8 +27,8 @@ from ..provider_env import KEY_VARS, proxy_env
 from ..providers import PROVIDERS, model_of
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
-from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
+from .channel import Channel, ChannelContext
 from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
 from .fastpath import FastConnections
 from .live import ForwardRefused, LiveForwarder, cut_off
@@ -97,12 +97,15 @@ class ReplayApp:
         self.sessions: dict[str, Session] = {}
         self.base_url = ""
         self._load_lock = threading.Lock()
-        self.tool_routes = ToolReplay(self)
+        self.channels: list[Channel] = [
+            ToolReplay(ChannelContext(self.sessions, secrets, self.env, self.live))
+        ]
 
     def build(self) -> web.Application:
         # The session id in every URL is the per-run secret; the gate checks the Host.
         app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[listeners.loopback_only])
-        self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
+        for channel in self.channels:
+            channel.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
         return app
@@ -136,7 +139,8 @@ class ReplayApp:
         for provider, var in KEY_VARS.items():
             if not self.live.keys.get(provider):
                 env[var] = PLACEHOLDER_KEY
-        env.update(tool_env(prefix, self.sessions[sid]))
+        for channel in self.channels:
+            env.update(channel.session_env(prefix, self.sessions[sid]))
         env.update(listeners.handed_out(self.base_url, self.env))
         return env
 
