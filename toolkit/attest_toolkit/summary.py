@@ -168,8 +168,10 @@ def render(
     view = _View.of(redact_report(report, secrets), verdict, fixture_changes or [], secrets)
     if fmt == "json":
         return json.dumps(view.as_json(), indent=2, ensure_ascii=False) + "\n"
-    links = _Links(server_url.rstrip("/"), repo, sha) if fmt == "markdown" else None
-    head, sections = (_markdown if fmt == "markdown" else _text)(view, links)
+    if fmt == "markdown":
+        head, sections = _markdown(view, _Links(server_url.rstrip("/"), repo, sha))
+    else:
+        head, sections = _text(view, None)
     bullet = "- " if fmt == "markdown" else ""
     head[1:1] = [f"{bullet}{note}" for note in notes or []]
     return _assemble(head, sections, max_chars)
@@ -548,7 +550,7 @@ def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tu
         ]
     if not change["interactions"]:
         return [(cell(name), "—", "changed outside the model calls (command or another channel)", "—", "—")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for row in change["interactions"]:
         index = row["head_index"] if row["head_index"] is not None else row["base_index"]
         call = f"#{index + 1} {row['method']} {row['path']}"

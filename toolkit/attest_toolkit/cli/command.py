@@ -6,7 +6,7 @@ package's entry point share them from here.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
@@ -27,9 +27,9 @@ def command_group(name: str, help: str) -> typer.Typer:
     )
 
 
-def run(command: typer.Typer | Callable, argv: Sequence[str] | None = None, prog: str = "attest") -> int:
+def run(command: typer.Typer, argv: Sequence[str] | None = None, prog: str = "attest") -> int:
     """Run a typer app with the project's error contract: one line on stderr, documented exit code."""
-    group = typer.main.get_command(command) if isinstance(command, typer.Typer) else command
+    group = typer.main.get_command(command)
     try:
         result = group.main(
             args=list(argv) if argv is not None else None, prog_name=prog, standalone_mode=False

@@ -28,8 +28,8 @@ def ca_store_deferred() -> Iterator[None]:
 
     real = ssl.SSLContext.set_default_verify_paths
 
-    def later(context: ssl.SSLContext) -> None:
-        _unloaded.append(context)
+    def later(self: ssl.SSLContext) -> None:
+        _unloaded.append(self)
 
     ssl.SSLContext.set_default_verify_paths = later  # type: ignore[method-assign]
     try:
