@@ -37,9 +37,11 @@ example: $(EXAMPLE_BIN)/attest
 	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
 		$(EXAMPLE_BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(EXAMPLE_BIN)/python examples/agent.py
 
-# The inner loop: lint, then every test but the modules tests/conftest.py marks slow.
+# The inner loop: lint, type-check toolkit/ (mypy, configured in pyproject.toml), then every test but
+# the modules tests/conftest.py marks slow.
 test-fast: $(BIN)/attest
 	$(BIN)/ruff check toolkit tests bench examples
+	$(BIN)/mypy
 	$(BIN)/pytest -q -n 2 -m "not slow"
 
 $(WASM):
@@ -63,6 +65,7 @@ $(OPENAPI): tests/github_openapi.py | $(BIN)/attest
 test: $(BIN)/attest $(INSTRUCTOR) $(WASM) $(VITEST_DEPS) $(OPENAPI)
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/ruff format --check toolkit tests bench examples
+	$(BIN)/mypy
 	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(BIN)/pytest -q -n 2
 
 # The Node suite's dependencies (msw, nock, aimock, the openai package, Vitest), from bench/node's lockfile.

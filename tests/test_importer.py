@@ -18,7 +18,7 @@ import yaml
 from attest_toolkit import fixture as fx
 from attest_toolkit.cli import run
 from attest_toolkit.cli.fixture import register
-from attest_toolkit.engine import Engine
+from attest_toolkit.engine.server import Engine
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.secrets import REDACTED, Secrets
 from conftest import REAL_CASSETTES, git, needs_shared

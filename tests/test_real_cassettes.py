@@ -28,7 +28,7 @@ import pytest
 import requests
 import yaml
 from attest_toolkit import fixture as fx
-from attest_toolkit.engine import Engine
+from attest_toolkit.engine.server import Engine
 from attest_toolkit.engine.store import load
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.normalize import timestamps

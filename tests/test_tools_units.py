@@ -131,7 +131,7 @@ def test_fixture_verify_finds_a_stale_tool_hash(tmp_path):
 def test_an_http_tool_answer_and_mcp_resources_are_served_from_a_fixture(tmp_path):
     import requests
     from attest_toolkit import fixture as fx
-    from attest_toolkit.engine import Engine
+    from attest_toolkit.engine.server import Engine
 
     events = ["event: progress\ndata: 1\n\n", 'event: done\ndata: {"rows": 2}\n\n']
     read = {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "file:///orders.csv"}}

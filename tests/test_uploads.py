@@ -11,7 +11,7 @@ import openai
 import pytest
 from attest_toolkit import fixture as fx
 from attest_toolkit.capture import capture
-from attest_toolkit.engine import Engine
+from attest_toolkit.engine.server import Engine
 from attest_toolkit.importer import import_cassettes
 from attest_toolkit.normalize import canonical_hash
 from attest_toolkit.secrets import Secrets

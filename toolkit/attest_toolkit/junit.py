@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import junitparser
 from junitparser import xunit2
@@ -85,7 +85,8 @@ def from_junit(path: str | Path) -> Report:
     counted: list[tuple[list[Test], dict[str, Any]]] = []
     declared: dict[str, Any] = {}  # the run facts a file written by `to_junit` carries
     for suite in _parse(path):
-        suite_tests = [_test(case, suite.name or "", path) for case in suite]
+        # junitparser builds each element as the class its parent names: ours, which the stubs cannot know
+        suite_tests = [_test(cast(_ReadCase, case), suite.name or "", path) for case in suite]
         tests.extend(suite_tests)
         props = {p.name: p.value for p in suite.properties()}
         for key in RUN_PROPERTIES:
@@ -109,7 +110,7 @@ def from_junit(path: str | Path) -> Report:
 
 def _parse(path: Path) -> _ReadXml:
     try:
-        return _ReadXml.fromfile(str(path))
+        return cast(_ReadXml, _ReadXml.fromfile(str(path)))
     except FileNotFoundError:
         raise ReportError("no such JUnit XML file", path) from None
     except IsADirectoryError:
@@ -183,6 +184,7 @@ def _line(raw: str | None, suite_name: str, test_id: str, path: Path) -> int | N
 def _outcome(case: _Case, props: dict[str, str]) -> tuple[str, str | None, str | None]:
     """(outcome, message, reason) from the testcase's result elements and attest properties."""
     results = case.result
+    result: junitparser.Error | junitparser.Failure | junitparser.Skipped | None
     result = next((r for r in results if isinstance(r, junitparser.Error)), None)
     result = result or next((r for r in results if isinstance(r, junitparser.Failure)), None)
     result = result or next((r for r in results if isinstance(r, junitparser.Skipped)), None)
@@ -212,7 +214,7 @@ def _reason(text: str | None) -> str | None:
     return text
 
 
-def _message(result: junitparser.Result) -> str | None:
+def _message(result: junitparser.Error | junitparser.Failure | junitparser.Skipped) -> str | None:
     """The failure message as one paragraph: the message attribute, else the text's first paragraph."""
     raw = result.message or (result.text or "").strip().split("\n\n", 1)[0]
     return " ".join(raw.split()) or None  # cut to JUNIT_MESSAGE_CHARS once redacted

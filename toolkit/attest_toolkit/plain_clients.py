@@ -61,11 +61,12 @@ def _urlopen(original: Any) -> Any:
             return original(self, method, url, *args, **kwargs)
         if isinstance(found, plain_http.Refused):
             raise found  # requests reports it as a ConnectionError with this line
+        from urllib3._collections import HTTPHeaderDict  # where urllib3 1.26 and 2 both have it
         from urllib3.response import HTTPResponse
 
         return HTTPResponse(
             body=io.BytesIO(found.body),
-            headers=found.headers,
+            headers=HTTPHeaderDict(found.headers),
             status=found.status,
             preload_content=kwargs.get("preload_content", True),
             decode_content=kwargs.get("decode_content", True),

@@ -137,7 +137,7 @@ class _Loader(yaml.SafeLoader):
     expand to billions of nodes for every reader that walks the document), and no key twice in a
     mapping (the last one would win in silence)."""
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise _Refused(f"alias *{event.anchor}: a policy file may not use aliases", event.start_mark)
@@ -507,7 +507,7 @@ def _fixture_age(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleRe
         old = {path for path, age in ages.items() if age is not None and age > limit}
         involved = _ids(t for t in tests if old & set((t.get("replay") or {}).get("fixtures") or []))
         used = {p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}
-        actual = max((ages[p] for p in used if ages.get(p) is not None), default=0)
+        actual = max((age for p in used if (age := ages.get(p)) is not None), default=0)
         stale = policy.modifier("stale", scope)
         status = "blocked" if involved and stale == "block" else "ok"
         unknown = len(used - {p for p, a in ages.items() if a is not None})

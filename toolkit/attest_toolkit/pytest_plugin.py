@@ -12,10 +12,11 @@ whatever marker the test carries; an auto miss without a key is `not_evaluated: 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import pluggy
 import pytest
 
 from . import bypass, lane_http, last_miss, plain_clients, plain_http
@@ -192,7 +193,7 @@ class ReplayHandle:
         front = self.plugin.front
         if front is not None:
             self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
-        if self.recorder is not None:
+        if front is not None and self.recorder is not None:
             front.target = self.recorder  # the variables already point at the front
         else:
             self._open_session()
@@ -424,7 +425,9 @@ class AttestPlugin:
     # --- verdicts ----------------------------------------------------------------------------------
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         if call.when != "call":
@@ -526,9 +529,10 @@ class AttestPlugin:
         row = self.rows.setdefault(report.nodeid, self.new_row(report))
         row["duration"] = round(row["duration"] + report.duration, 6)
         props = dict(report.user_properties)
-        self.recorded_lines += props.get(RECORDED, [])
+        # Both properties are this plugin's own (set in makereport above, serialized by xdist as they are).
+        self.recorded_lines += cast("list[str]", props.get(RECORDED, []))
         if PROPERTY in props:
-            facts = dict(props[PROPERTY])
+            facts = dict(cast("dict[str, Any]", props[PROPERTY]))
             self.keys[report.nodeid] = facts.pop("keys", [])
             if "miss" in facts:
                 facts["miss"] = reports.row_miss(facts["miss"])

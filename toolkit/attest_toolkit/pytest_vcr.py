@@ -299,11 +299,12 @@ def _network_blocked(allowed: list[str]) -> Iterator[None]:
             if not _allowed(host, patterns):
                 raise NetworkBlocked(f"attest vcr: --block-network: connection to {host} blocked")
 
-    def guarded_connect(sock: socket.socket, address: Any) -> None:
+    # `sock: Any`: the method's own self, which typeshed types as the C base class of socket.socket
+    def guarded_connect(sock: Any, address: Any) -> None:
         check(sock, address)
         connect(sock, address)
 
-    def guarded_connect_ex(sock: socket.socket, address: Any) -> int:
+    def guarded_connect_ex(sock: Any, address: Any) -> int:
         check(sock, address)
         return connect_ex(sock, address)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
+from .engine.pricing import price_note
 from .fixture import name_of
 from .fixture_catalog import age_days
 from .fixture_diff import changes_between_dirs, fixture_changes
@@ -114,15 +115,6 @@ def _unused(counts: Mapping[str, Any]) -> int:
     return 0 if counts.get("misses") else int(counts.get("unused", 0))
 
 
-def price_note() -> str:
-    """Which price table priced the live calls, said whenever there were some."""
-    from .engine.pricing import table
-
-    prices = table()
-    sources = ", ".join(prices["sources"])
-    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
-
-
 Format = Literal["markdown", "text", "json"]
 FORMATS = ("markdown", "text", "json")
 EGRESS_WORDS = {
@@ -176,8 +168,10 @@ def render(
     view = _View.of(redact_report(report, secrets), verdict, fixture_changes or [], secrets)
     if fmt == "json":
         return json.dumps(view.as_json(), indent=2, ensure_ascii=False) + "\n"
-    links = _Links(server_url.rstrip("/"), repo, sha) if fmt == "markdown" else None
-    head, sections = (_markdown if fmt == "markdown" else _text)(view, links)
+    if fmt == "markdown":
+        head, sections = _markdown(view, _Links(server_url.rstrip("/"), repo, sha))
+    else:
+        head, sections = _text(view, None)
     bullet = "- " if fmt == "markdown" else ""
     head[1:1] = [f"{bullet}{note}" for note in notes or []]
     return _assemble(head, sections, max_chars)
@@ -556,7 +550,7 @@ def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tu
         ]
     if not change["interactions"]:
         return [(cell(name), "—", "changed outside the model calls (command or another channel)", "—", "—")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for row in change["interactions"]:
         index = row["head_index"] if row["head_index"] is not None else row["base_index"]
         call = f"#{index + 1} {row['method']} {row['path']}"

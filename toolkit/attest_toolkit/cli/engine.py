@@ -14,10 +14,10 @@ from pathlib import Path
 
 import typer
 
-from .. import engine
-from ..engine.runner import print_outcome
+from ..engine import runner
+from ..engine.runner import print_outcome, run_command, serve_control
 from ..errors import UsageError
-from . import command_group, run
+from .command import command_group, run
 from .replay import (
     COMMAND,
     ENGINE,
@@ -67,9 +67,9 @@ def replay(
             image, command or [], fixtures, mode=mode, engine_name=engine_name, match="strict", report=report
         )
     if serve:
-        summary = engine.serve(fixtures, resolve_mode(mode), no_live)
+        summary = runner.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0
-    result = engine.run_command(command or [], fixtures, resolve_mode(mode), no_live)
+    result = run_command(command or [], fixtures, resolve_mode(mode), no_live)
     print_outcome(result.summary, failed=result.returncode not in (0, None))
     if result.returncode is None:
         return 3
@@ -79,7 +79,7 @@ def replay(
 @app.command("serve")
 def serve() -> int:
     """Serve many replay sessions for a test runner: {"open": ...} and {"close": id} lines on stdin."""
-    engine.serve_control()
+    serve_control()
     return 0
 
 

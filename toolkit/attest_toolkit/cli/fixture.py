@@ -20,7 +20,7 @@ from ..fixture_view import describe
 from ..progress import ProgressLine, counted
 from ..store import ctxmesh_run, pinned
 from ..store.client import DEFAULT_BUCKET, config_from_env
-from . import command_group
+from .command import command_group
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3
 

@@ -10,7 +10,7 @@ import typer
 
 from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
 from ..github.publisher import ACTIONS_BOT
-from . import command_group
+from .command import command_group
 
 Opt = typer.Option
 

@@ -10,7 +10,7 @@ import typer
 from ..policy import evaluate, load_policy
 from ..report import load_report
 from ..summary import render_verdict
-from . import command_group
+from .command import command_group
 
 HELP = """Evaluate a report against the policy and print the verdict, rule by rule.
 

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import typer
 
-from .. import engine
-from ..engine.runner import EXIT_DIVERGED, exit_code, print_outcome, resolve_fixtures, resolve_mode
+from ..engine.runner import (
+    EXIT_DIVERGED,
+    exit_code,
+    print_outcome,
+    resolve_fixtures,
+    resolve_mode,
+    run_command,
+)
+from ..engine.session import MATCHES
 from ..errors import UsageError
 from ..repeat import divergence
 
@@ -140,7 +147,7 @@ def replay(
     engine (exit 1 then means the agent's container failed)."""
     check_image_only(image, engine_name, report)
     fixtures = resolve_fixtures(name, fixture, fixtures_dir)
-    if match not in engine.MATCHES:
+    if match not in MATCHES:
         raise UsageError(f"--match must be strict or lenient, not {match!r}")
     if network not in ("none", "guard", "off"):
         raise UsageError(f"--network must be none, guard or off, not {network!r}")
@@ -160,7 +167,7 @@ def replay(
         env["ATTEST_EGRESS"], no_live = "block", True
     runs = []
     for _ in range(repeat):
-        runs.append(engine.run_command(command, fixtures, chosen, no_live, env, match))
+        runs.append(run_command(command, fixtures, chosen, no_live, env, match))
         print_outcome(runs[-1].summary, failed=runs[-1].returncode not in (0, None))
     code = max(exit_code(run) for run in runs)
     if repeat == 1:

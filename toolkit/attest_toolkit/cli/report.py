@@ -16,7 +16,7 @@ from ..report import load_report, merge_reports, write_report
 from ..report_html import render_html
 from ..store.pinned import pinned_reader
 from ..summary import render
-from . import command_group
+from .command import command_group
 
 SUMMARY_HELP = """Render a report as the pull-request summary.
 

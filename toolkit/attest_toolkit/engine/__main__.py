@@ -72,7 +72,7 @@ def _serve_one(options: dict[str, list[str]]) -> int:
         fixtures = resolve_fixtures(
             options.get("name", []), options.get("fixture", []), dirs[0] if dirs else None
         )
-        mode = resolve_mode((options.get("mode") or [None])[0])
+        mode = resolve_mode(next(iter(options.get("mode", [])), None))
         with ca_store_deferred():
             from .runner import serve
         summary = serve(fixtures, mode, "no_live" in options)

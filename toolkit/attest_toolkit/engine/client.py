@@ -95,7 +95,7 @@ class EngineProcess:
 
     def open_session(
         self,
-        fixtures: list[str | Path],
+        fixtures: Sequence[str | Path],
         mode: str,
         no_live: bool,
         match: str = "strict",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httptools
 
@@ -19,17 +19,23 @@ from ..normalize.served import Sent
 from .lane import split_target
 
 if TYPE_CHECKING:
-    from .server import ReplayApp
+    from .store import Recording
 
 FAST_MAX_BODY = 8 * 1024 * 1024  # larger bodies go through aiohttp, which applies the 64 MiB limit
 KEEPALIVE_TIMEOUT = 75.0  # seconds an idle connection stays open, aiohttp's default
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 
 
+class Hits(Protocol):
+    def hit(self, sid: str, sent: Sent) -> Recording | None:
+        """The recording that answers `sent` from its prebuilt bytes, taken; None: the web layer serves it."""
+        ...
+
+
 class FastConnections:
     """The protocol factory for the engine's listener, and the connections it still owns."""
 
-    def __init__(self, app: ReplayApp, slow: Callable[[], asyncio.Protocol]) -> None:
+    def __init__(self, app: Hits, slow: Callable[[], asyncio.Protocol]) -> None:
         self.app = app
         self.slow = slow  # aiohttp's protocol factory, for the connections handed over
         self.open: set[FastPath] = set()

@@ -108,3 +108,10 @@ def usage_of(body: bytes, content_type: str) -> Usage | None:
         return usage_of_json(json.loads(body))
     except (ValueError, UnicodeDecodeError):
         return None
+
+
+def price_note() -> str:
+    """Which price table priced the live calls, said whenever there were some."""
+    prices = table()
+    sources = ", ".join(prices["sources"])
+    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"

@@ -19,6 +19,7 @@ from ..errors import AttestError, UsageError
 from ..fixture import fixture_path
 from . import lane
 from .background import BackgroundServer
+from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
 from .session import MODES, Mode, default_mode
 
@@ -94,7 +95,7 @@ def resolve_mode(mode: str | None) -> Mode:
 def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
     """Each miss on standard error, then the summary line (with `· 1 failed` when the command
     failed) on standard output."""
-    from ..summary import price_note, replay_line
+    from ..summary import replay_line  # the report side, not needed to start serving
 
     for drift in summary.get("drift_list", []):
         sys.stderr.write(drift["message"] + "\n")

@@ -29,8 +29,8 @@ from ..provider_env import placeholder_credentials, proxy_env
 from ..providers import PROVIDERS, error_headers, model_of, route
 from ..secrets import Secrets, environment_secrets
 from ..tools.replay import ToolReplay
-from ..tools.replay import session_env as tool_env
 from .background import BackgroundServer
+from .channel import Channel, ChannelContext
 from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
 from .fastpath import FastConnections
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured, token_answer
@@ -133,14 +133,17 @@ class ReplayApp:
         self.sessions = SessionTable()
         self.base_url = ""
         self._load_lock = threading.Lock()
-        self.tool_routes = ToolReplay(self)
+        self.channels: list[Channel] = [
+            ToolReplay(ChannelContext(self.sessions, secrets, self.env, self.live))
+        ]
         # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
         self.google = None if configured(self.env) else CredentialFiles()
 
     def build(self) -> web.Application:
         # The session id in every URL is the per-run secret; the gate checks the Host.
         app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[listeners.loopback_only])
-        self.tool_routes.add_routes(app)  # before the provider route, which would take `tool` as a provider
+        for channel in self.channels:
+            channel.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("POST", GOOGLE_TOKEN_ROUTE, self.google_token)
         app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", self.handle)
         app.on_cleanup.append(lambda _app: self.live.close())
@@ -178,7 +181,8 @@ class ReplayApp:
     def session_env(self, sid: str) -> dict[str, str]:
         prefix = f"{self.base_url}/r/{sid}"
         env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
-        env.update(tool_env(prefix, self.sessions[sid]))
+        for channel in self.channels:
+            env.update(channel.session_env(prefix, self.sessions[sid]))
         env.update(listeners.handed_out(self.base_url, self.env))
         if self.google is not None:
             env[CREDENTIALS_VAR] = self.google.write(sid, prefix)

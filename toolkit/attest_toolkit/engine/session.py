@@ -7,6 +7,7 @@ order. A miss is diagnosed against the next unused recording of the same endpoin
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ MODES: tuple[str, ...] = ("strict", "auto", "off")
 MATCHES: tuple[str, ...] = ("strict", "lenient")
 
 
-def default_mode(env: dict[str, str] | os._Environ = os.environ) -> Mode:
+def default_mode(env: Mapping[str, str] = os.environ) -> Mode:
     """strict when CI is set, so a pull-request check never goes live by accident; auto locally."""
     return "strict" if in_ci(env) else "auto"
 

@@ -131,6 +131,7 @@ class _Retry(GithubRetry):
             allowed = min(self.policy.max_wait, self.budget.left)
             self.budget.gave_up = f"GitHub asked to wait {wait:.0f}s, more than the {allowed:.0f}s allowed"
             raise MaxRetryError(_pool, url or "", ResponseError(self.budget.gave_up))
+        assert isinstance(new, _Retry)  # urllib3 builds the next retry with `new`, ours
         new.planned = wait
         return new
 

@@ -180,10 +180,12 @@ def as_sse(events: list[Event]) -> list[str]:
 
 def with_sse(events: list[Event], sse: list[str]) -> list[Event]:
     """`events` with the texts `as_sse` gave, as changed since."""
-    return [
-        map_texts(event, lambda _text, line=line: line.removeprefix("data: ").removesuffix("\n\n"))
-        for event, line in zip(events, sse, strict=True)
-    ]
+
+    def replaced(line: str) -> Callable[[str], str]:
+        text = line.removeprefix("data: ").removesuffix("\n\n")
+        return lambda _old: text
+
+    return [map_texts(event, replaced(line)) for event, line in zip(events, sse, strict=True)]
 
 
 def payload_objects(events: list[Event]) -> list[dict[str, Any]]:

@@ -114,11 +114,11 @@ class Templater:
         if "text" in body:
             return {"text": self._quoted(body["text"])}
         if "eventstream" in body:
-            events = body["eventstream"]  # a secret streamed in pieces, as for SSE
-            events = eventstream.with_sse(
-                events, redact_streamed_secrets(eventstream.as_sse(events), self.secrets)
+            frames = body["eventstream"]  # a secret streamed in pieces, as for SSE
+            frames = eventstream.with_sse(
+                frames, redact_streamed_secrets(eventstream.as_sse(frames), self.secrets)
             )
-            return {"eventstream": [eventstream.map_texts(e, self._quoted) for e in events]}
+            return {"eventstream": [eventstream.map_texts(e, self._quoted) for e in frames]}
         return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:

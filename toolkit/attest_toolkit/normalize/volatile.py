@@ -134,7 +134,7 @@ class Numbering:
         return found
 
     def _replacement(self, text: str, start: int, m: re.Match[str]) -> str:
-        kind = m.lastgroup
+        kind = m.lastgroup or ""  # every alternative of the pattern is a named group
         value = text[start : m.end()]
         if kind == "pnum":
             # A placeholder is its own identity, apart from any raw text.

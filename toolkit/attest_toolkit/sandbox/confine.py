@@ -106,7 +106,7 @@ def _try(argv: list[str], pass_fds: tuple[int, ...] = ()) -> str:
 def attempts(outer_net_fd: int | None = None) -> list[tuple[str, list[str], tuple[int, ...]]]:
     """The escapes to try here: (label, argv, descriptors to pass)."""
     true = shutil.which("true") or "/bin/true"
-    tries = []
+    tries: list[tuple[str, list[str], tuple[int, ...]]] = []
     for pid in dict.fromkeys((1, os.getppid())):
         path = f"/proc/{pid}/ns/net"
         if pid > 0 and os.path.lexists(f"/proc/{pid}") and not _same_namespace(path):

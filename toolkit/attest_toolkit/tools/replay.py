@@ -22,7 +22,7 @@ from .mcp import error_reply, readdress_event, readdress_json
 from .record import is_session_plumbing
 
 if TYPE_CHECKING:
-    from ..engine.server import ReplayApp
+    from ..engine.channel import ChannelContext
     from ..engine.session import Session
 
 
@@ -38,8 +38,13 @@ def session_env(prefix: str, session: Session) -> dict[str, str]:
 
 
 class ToolReplay:
-    def __init__(self, app: ReplayApp) -> None:
-        self.app = app
+    """The tool channel of the engine (an `engine.channel.Channel`)."""
+
+    def __init__(self, context: ChannelContext) -> None:
+        self.app = context
+
+    def session_env(self, prefix: str, session: Session) -> dict[str, str]:
+        return session_env(prefix, session)
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/r/{sid}/tool/{server}{tail:(/.*)?}", self.handle_http)

@@ -1,0 +1,145 @@
+"""The package's modules import each other without a circle, read statically from the source.
+
+Every import counts wherever it is written (at module level, inside a function, under
+`TYPE_CHECKING`): an import moved into a function still ties the two modules together, it only hides
+the circle from Python. A package's `__init__` is an edge too, since importing `pkg.mod` runs it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "toolkit" / "attest_toolkit"
+ROOT = "attest_toolkit"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _absolute(node: ast.ImportFrom, name: str, is_package: bool) -> str:
+    """The module an `from ... import` names; relative levels count from `name`'s package."""
+    if node.level == 0:
+        return node.module or ""
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that `name` imports, anywhere in its source."""
+    found: set[str] = set()
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(node, name, is_package)
+            # `from pkg import mod` imports the submodule when there is one, else a name of pkg.
+            targets = [f"{target}.{alias.name}" for alias in node.names if f"{target}.{alias.name}" in known]
+            targets = targets or [target]
+        elif _is_import_module(node):
+            targets = _dynamic(node, name if is_package else name.rpartition(".")[0], known)
+        else:
+            continue
+        found.update(_with_parents(t, known) for t in targets if t.split(".")[0] == ROOT)
+    found.discard(name)
+    return {t for t in found if t}
+
+
+def _is_import_module(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "import_module"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "importlib"
+    )
+
+
+def _dynamic(node: ast.Call, package: str, known: dict[str, Path]) -> list[str]:
+    """What an `importlib.import_module` call may import: the module its literal names, else (a name
+    built at run time) every module of the calling package, as any of them could be the one."""
+    arg = node.args[0] if node.args else None
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [arg.value if not arg.value.startswith(".") else package + arg.value]
+    return [m for m in known if m.startswith(package + ".")]
+
+
+def _with_parents(target: str, known: dict[str, Path]) -> str:
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def graph() -> dict[str, set[str]]:
+    """Each module's imports, and for `pkg.mod` the edge to each enclosing package's `__init__`."""
+    known = modules()
+    edges = {name: imported(name, path, known) for name, path in known.items()}
+    for name in known:
+        parent = name.rpartition(".")[0]
+        if parent and parent in known:
+            # importing `pkg.mod` runs `pkg/__init__` first; a circle through it is still a circle
+            for importer, targets in edges.items():
+                if name in targets and importer != parent and not importer.startswith(parent + "."):
+                    targets.add(parent)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each as a sorted list."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
+
+
+def test_the_graph_sees_imports_at_every_level():
+    edges = graph()
+    # module level, relative
+    assert "attest_toolkit.engine.session" in edges["attest_toolkit.engine.server"]
+    # inside a function (engine/__main__ imports its runner only when it serves)
+    assert "attest_toolkit.engine.runner" in edges["attest_toolkit.engine.__main__"]
+    # a module name built at run time: any module of the package
+    assert "attest_toolkit.providers.gemini" in edges["attest_toolkit.providers"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_itself_through_others():
+    found = cycles(graph())
+    assert found == [], "import circles:\n" + "\n".join(" <-> ".join(group) for group in found)

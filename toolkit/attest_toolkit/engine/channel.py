@@ -1,0 +1,38 @@
+"""What a channel beside the model calls (the tool channel) needs from the engine, and what it gives.
+
+A channel adds its routes to the engine's web application and its variables to each session's
+environment. It sees the engine through a `ChannelContext`: the open sessions, the run's secrets, the
+user's environment and the live forwarder, not the server itself, so the server can list its channels
+without the channels knowing the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from ..secrets import Secrets
+    from .live import LiveForwarder
+    from .session import Session
+
+
+@dataclass(frozen=True)
+class ChannelContext:
+    sessions: Mapping[str, Session]  # the engine's own table: sessions opened later are seen too
+    secrets: Secrets
+    env: Mapping[str, str]  # the user's: where a live call goes is read from it, never from a fixture
+    live: LiveForwarder
+
+
+class Channel(Protocol):
+    def add_routes(self, app: web.Application) -> None:
+        """Its routes, added before the provider route (which would take any first segment)."""
+        ...
+
+    def session_env(self, prefix: str, session: Session) -> dict[str, str]:
+        """The variables that point a session's agent at this channel under `prefix`."""
+        ...
