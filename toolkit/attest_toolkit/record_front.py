@@ -21,7 +21,8 @@ from . import listeners
 from .capture import RecordingApp, capture_secrets, conclude, mark_started
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder
-from .engine.server import MAX_REQUEST_BYTES, PLACEHOLDER_KEY, miss_response
+from .engine.server import PLACEHOLDER_KEY
+from .engine.webapp import MAX_REQUEST_BYTES, miss_response
 from .errors import AttestError
 from .fixture import new_source
 from .partial import ReplayFirst
