@@ -1,12 +1,17 @@
 """Engine start: `attest-engine serve` from spawn to its ready line, and the seed's `--serve`
 handshake (`attest-engine replay --serve --name N` from spawn to its {"env"} line).
 
-Floors, in the same run: a bare `python -c pass`, and `python -c "import aiohttp"` (the engine's HTTP
-server; it cannot be ready before that import is done).
+Floors, in the same run: a bare `python -c pass`, and `python -c "import aiohttp"` (the library the
+engine's start used to wait for; it now imports it when a request first needs it).
+
+Both sides start from compiled bytecode, as an installed package does (pip compiles it at install):
+aiohttp's is in site-packages, and the package's own is compiled first here, since an editable install
+under PYTHONDONTWRITEBYTECODE would otherwise compile every module's source at every start.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import subprocess
 import sys
@@ -14,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import attest_toolkit
 from common import (
     Row,
     chat_request,
@@ -28,6 +34,7 @@ from common import (
 )
 
 TARGET = 0.300
+TARGET_RATIO = 0.6  # of the aiohttp import: the engine no longer waits for it
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ def _timed_run(argv: list[str]) -> float:
 
 def run(workdir: Path, quick: bool = False) -> list[Row]:
     size = QUICK if quick else FULL
+    compileall.compile_dir(str(Path(attest_toolkit.__file__).parent), quiet=1)
     fixtures = workdir / "fixtures"
     write_fixture(fixtures, "hello", [exchange(chat_request("Say hello"), chat_response("Hello!"))])
     engine = console_script("attest-engine")
@@ -111,8 +119,8 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
             ms(t["serve"]),
             ms(t["aiohttp"]),
             ratio(t["serve"], t["aiohttp"]),
-            f"< {TARGET * 1000:.0f} ms",
-            t["serve"] < TARGET,
+            f"< {TARGET * 1000:.0f} ms, <= {TARGET_RATIO}x",
+            t["serve"] < TARGET and t["serve"] <= TARGET_RATIO * t["aiohttp"],
         ),
         Row(
             "startup",

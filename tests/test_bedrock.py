@@ -14,7 +14,7 @@ from pathlib import Path
 import h11
 import pytest
 from attest_toolkit import fixture as fx
-from attest_toolkit.engine import Engine
+from attest_toolkit.engine.server import Engine
 from capture_helpers import attest_in
 from conftest import AGENTS, clean_env, run_cli
 from upstream import (

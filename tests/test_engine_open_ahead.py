@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import openai
-from attest_toolkit.engine import Engine
+from attest_toolkit.engine.server import Engine
 from attest_toolkit.engine.runner import ControlPipe
 from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
 

@@ -1,6 +1,7 @@
 """How the engine starts for a helper: `attest-engine serve` and `attest-engine replay --serve` run
-without the CLI layer (typer) and without loading the system CA store, which only a live call needs;
-anything those forms do not take still gets the CLI's help and usage errors."""
+without the CLI layer (typer), without aiohttp until a request needs it, and without loading the
+system CA store, which only a live call needs; anything those forms do not take still gets the CLI's
+help and usage errors."""
 
 from __future__ import annotations
 
@@ -77,6 +78,42 @@ def test_serve_reads_its_control_lines_from_a_file_or_nothing(fixtures_dir: Path
     assert [sorted(r) for r in replies[1:]] == ([] if given.startswith("nothing") else [["env", "id"]])
 
 
+def replay_then_stop(path: Path, requests: list[dict]) -> tuple[list[str], set[str]]:
+    """Each request's answer (its text, or the miss's message) from a `serve` session with the official
+    SDK, and the modules the engine imported by the time it stopped."""
+    proc = start("serve")
+    assert proc.stdin is not None and proc.stdout is not None
+    assert "ready" in json.loads(proc.stdout.readline())
+    proc.stdin.write(json.dumps({"open": {"fixtures": [str(path)], "mode": "strict"}}) + "\n")
+    proc.stdin.flush()
+    client = openai.OpenAI(base_url=json.loads(proc.stdout.readline())["env"]["OPENAI_BASE_URL"], api_key="x")
+    answers = []
+    for request in requests:
+        try:
+            answers.append(
+                client.with_options(max_retries=0)
+                .chat.completions.create(**request)
+                .choices[0]
+                .message.content
+            )
+        except openai.BadRequestError as exc:
+            answers.append(exc.message)
+    _, stderr = proc.communicate("stop\n", timeout=30)
+    assert proc.returncode == 0
+    return answers, imported(stderr)
+
+
+def test_aiohttp_is_imported_only_when_a_request_first_needs_it(fixtures_dir: Path) -> None:
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
+    answers, modules = replay_then_stop(path, [chat_request()])
+    assert answers == ["served"]
+    assert not {m for m in modules if m.split(".")[0] == "aiohttp"}
+    # A miss is the web layer's: aiohttp loads then, and the miss is answered as always.
+    answers, modules = replay_then_stop(path, [chat_request("Something else")])
+    assert answers[0].startswith("Error code: 400") and "replay miss" in answers[0]
+    assert "aiohttp.web" in modules
+
+
 def test_replay_serve_starts_without_typer(fixtures_dir: Path) -> None:
     write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("served"))])
     proc = start("replay", "--serve", "--name", "t", f"--fixtures-dir={fixtures_dir}", "--mode", "strict")
@@ -107,9 +144,10 @@ SYSTEM_CAS = ssl.create_default_context().cert_store_stats()["x509_ca"]
 PROBE = """
 import asyncio
 from attest_toolkit.engine import ca_store_deferred
-with ca_store_deferred():
-    from attest_toolkit.engine import runner
-from aiohttp import connector
+from attest_toolkit.engine import aiohttp_imported, engine_process
+engine_process()
+with aiohttp_imported():  # as the engine's server does, at the first request that needs aiohttp
+    from aiohttp import connector
 from attest_toolkit.engine.live import LiveForwarder
 before = connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"]
 async def first_live_call():

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -307,6 +306,8 @@ def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
 
 
 def _write_and_rename(path: Path, text: str, mode: int) -> None:
+    import tempfile  # here, with shutil under it: a replay that only reads fixtures starts without them
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)

@@ -9,7 +9,6 @@ nothing is kept and nothing is shown: a CI log is read by more people than the d
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shutil
@@ -89,6 +88,8 @@ def _cell(text: str, width: int) -> str:
 def side_by_side(left: list[str], right: list[str], width: int) -> list[str]:
     """Two columns (recorded | sent) with sdiff's marks between them: `|` changed, `<` only recorded,
     `>` only sent."""
+    import difflib  # here: the engine imports this module for `in_ci` and needs no diff to start
+
     column = max(20, (width - 3) // 2)
     rows = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes():

@@ -21,9 +21,11 @@ import hmac
 import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
 # Our listeners' base URLs, as the environment handed out by any of them names them.
 LISTENERS_VAR = "ATTEST_LISTENERS"
@@ -34,7 +36,7 @@ FORBIDDEN = (
     "attest: this listener takes requests only from the run it was started for (its URL's secret and a "
     "loopback Host); nothing was recorded or forwarded"
 )
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Handler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
 
 
 def is_loopback(host: str) -> bool:
@@ -57,20 +59,13 @@ def loopback_host(request: web.Request) -> bool:
 
 
 def forbidden() -> web.Response:
+    from aiohttp import web  # a request is being served, so aiohttp is loaded: the engine imports it late
+
     return web.json_response(
         {"error": {"message": FORBIDDEN, "type": "forbidden", "code": "attest_forbidden"}},
         status=403,
         headers={"x-should-retry": "false"},
     )
-
-
-@web.middleware
-async def loopback_only(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The engine's gate: every route holds a session id, the secret (an unknown one is refused by the
-    route itself); this refuses a foreign Host and a path that names no session."""
-    if loopback_host(request) and request.match_info.http_exception is None:
-        return await handler(request)
-    return forbidden()
 
 
 class Gate:
@@ -84,6 +79,7 @@ class Gate:
 
     def app(self, inner: web.Application, client_max_size: int) -> web.Application:
         """`inner`'s routes, served under the secret only, to loopback Host names only."""
+        from aiohttp import web  # `inner` is one: loaded already
 
         @web.middleware
         async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -19,8 +19,8 @@ from pathlib import Path
 from aiohttp import web
 
 from .engine import store
-from .engine.server import sent_of, serve_recording
 from .engine.session import Session
+from .engine.webapp import sent_of, serve_recording
 from .errors import UsageError
 from .fixture import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
 from .normalize import Exchange

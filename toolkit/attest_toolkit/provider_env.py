@@ -36,6 +36,11 @@ def placeholder_credentials(env: Mapping[str, str], placeholder: str) -> dict[st
     }
 
 
+def keys_in(env: Mapping[str, str]) -> dict[str, str | None]:
+    """Each provider's key as `env` holds it (None: not set): the only key a live call may carry."""
+    return {p: env.get(var) or None for p, var in KEY_VARS.items()}
+
+
 def proxy_env(prefix: str) -> dict[str, str]:
     """Every variable pointed at a proxy serving each provider under `<prefix>/<provider>`."""
     return {var: f"{prefix}/{p.name}{p.path_for(var)}" for p in PROVIDERS.values() for var in p.base_url_vars}

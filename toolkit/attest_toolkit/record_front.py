@@ -22,7 +22,7 @@ from . import listeners
 from .capture import RecordingApp, capture_secrets, conclude, mark_started, offline_env
 from .engine.background import BackgroundServer
 from .engine.live import LiveForwarder
-from .engine.server import MAX_REQUEST_BYTES, miss_response
+from .engine.webapp import MAX_REQUEST_BYTES, miss_response
 from .errors import AttestError
 from .fixture import new_source
 from .partial import ReplayFirst

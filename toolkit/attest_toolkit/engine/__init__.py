@@ -15,10 +15,23 @@ if TYPE_CHECKING:
     import ssl
 
 # aiohttp builds its default TLS contexts when it is imported, loading the system's CA store (about
-# 0.2 s of an engine's start). The engine makes no TLS connection until it forwards a call live, which a
-# strict or --no-live replay never does: its entry points import aiohttp inside `ca_store_deferred()`,
-# and the live forwarder calls `load_ca_store()` before its first connection.
+# 0.2 s). The engine makes no TLS connection until it forwards a call live, which a strict or --no-live
+# replay never does: in an engine's own process (its entry points call `engine_process()`) aiohttp is
+# imported inside `ca_store_deferred()`, and the live forwarder calls `load_ca_store()` before its first
+# connection. In any other process (a test that starts an `Engine`, capture) nothing is deferred: a TLS
+# context of its own made meanwhile must not lose its CA store.
 _unloaded: list[ssl.SSLContext] = []
+_engine_process: list[bool] = []
+
+
+def engine_process() -> None:
+    """Called by the engine's entry points: this process runs the engine alone."""
+    _engine_process.append(True)
+
+
+def aiohttp_imported() -> contextlib.AbstractContextManager[None]:
+    """Where the engine first imports aiohttp: with the CA store deferred in an engine's own process."""
+    return ca_store_deferred() if _engine_process else contextlib.nullcontext()
 
 
 @contextlib.contextmanager

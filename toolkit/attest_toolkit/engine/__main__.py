@@ -2,7 +2,7 @@
 
 The two ways a helper starts an engine, `serve` and `replay --serve`, are on every test run's critical
 path, so they are dispatched here without typer (and with aiohttp's CA store left unloaded until a
-call goes live, see `engine.ca_store_deferred`); every other use, and any argument these forms do not
+call goes live, see `engine.engine_process`); every other use, and any argument these forms do not
 take, goes through the typer CLI (`cli.engine`), which also gives the usage errors.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from . import ca_store_deferred
+from . import engine_process
 
 # The options `replay --serve` takes, by spelling: the option's key, and whether it takes a value.
 _SERVE_OPTIONS = {
@@ -57,8 +57,9 @@ def fast_path(argv: Sequence[str]) -> Callable[[], int] | None:
 
 
 def _serve_control() -> int:
-    with ca_store_deferred():
-        from .runner import serve_control
+    from .runner import serve_control
+
+    engine_process()
     serve_control()
     return 0
 
@@ -73,8 +74,9 @@ def _serve_one(options: dict[str, list[str]]) -> int:
             options.get("name", []), options.get("fixture", []), dirs[0] if dirs else None
         )
         mode = resolve_mode(next(iter(options.get("mode", [])), None))
-        with ca_store_deferred():
-            from .runner import serve
+        from .runner import serve
+
+        engine_process()
         summary = serve(fixtures, mode, "no_live" in options)
     except AttestError as exc:
         print(f"attest-engine: {exc}", file=sys.stderr)

@@ -1,7 +1,9 @@
 """An aiohttp application served on loopback from a thread of its own.
 
 The replay engine, the recording proxy and the tests' scripted providers all run this way, so the
-caller's thread stays free to run the agent (or the test) that talks to them.
+caller's thread stays free to run the agent (or the test) that talks to them. With a front (the
+engine's fast path) the listener is the front's, and aiohttp's application is built, aiohttp imported,
+only when the front first hands it a connection.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
 
 class RequestDeadline:
@@ -47,8 +50,12 @@ class RequestDeadline:
         return getattr(self._inner, name)
 
 
-def _with_deadline(factory: Callable[[], Any], seconds: float) -> Callable[[], RequestDeadline]:
+def _with_deadline(factory: Callable[[], Any], seconds: float) -> Callable[[], Any]:
     return lambda: RequestDeadline(factory(), seconds)
+
+
+# Awaited for aiohttp's protocol factory (its application built on the first call).
+WebProtocol = Callable[[], Awaitable[Callable[[], Any]]]
 
 
 class Front(Protocol):
@@ -67,10 +74,10 @@ class BackgroundServer:
         shutdown_timeout: float = 60.0,
         auto_decompress: bool = True,
         request_timeout: float | None = None,
-        front: Callable[[Callable[[], Any]], Front] | None = None,
+        front: Callable[[WebProtocol], Front] | None = None,
     ) -> None:
         self._build = build
-        self._front = front  # given aiohttp's protocol factory, the one the listener uses instead
+        self._front = front  # given the way to aiohttp's protocol factory, the one the listener uses instead
         self._front_made: Front | None = None
         self._shutdown_timeout = shutdown_timeout
         self._auto_decompress = auto_decompress  # False: request bodies stay as sent, for forwarding
@@ -79,6 +86,8 @@ class BackgroundServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._web: asyncio.Future[Callable[[], Any]] | None = None
+        self._started = False
         self.base_url = ""
 
     @property
@@ -89,18 +98,15 @@ class BackgroundServer:
         """Listen on host:port, or on `sock`, a listening socket made elsewhere (in another network
         namespace: image.netns); the URL names its own address."""
         self._thread.start()
+        self._started = True
         return asyncio.run_coroutine_threadsafe(self._start(host, port, sock), self._loop).result()
 
     async def _start(self, host: str, port: int, given: socket.socket | None = None) -> str:
-        self._runner = web.AppRunner(
-            self._build(),
-            access_log=None,
-            handle_signals=False,
-            shutdown_timeout=self._shutdown_timeout,
-            auto_decompress=self._auto_decompress,
-        )
-        await self._runner.setup()
         if self._request_timeout is None and self._front is None:
+            from aiohttp import web  # with no front, aiohttp is the listener
+
+            await self.web_protocol()
+            assert self._runner is not None
             site: web.BaseSite = (
                 web.SockSite(self._runner, given)
                 if given is not None
@@ -109,11 +115,12 @@ class BackgroundServer:
             await site.start()
             sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port the OS chose for port 0
         else:
-            server = self._runner.server
-            assert server is not None
-            factory: Callable[[], Any] = server
+            factory: Callable[[], Any]
             if self._front is not None:
-                factory = self._front_made = self._front(server)
+                self._front_made = self._front(self.web_protocol)
+                factory = self._front_made
+            else:
+                factory = await self.web_protocol()
             if self._request_timeout is not None:
                 factory = _with_deadline(factory, self._request_timeout)
             loop = asyncio.get_running_loop()
@@ -127,12 +134,36 @@ class BackgroundServer:
         self.base_url = f"http://{address if given is not None else host}:{bound_port}"
         return self.base_url
 
+    async def web_protocol(self) -> Callable[[], Any]:
+        """aiohttp's protocol factory; the first call builds the application and its runner."""
+        if self._web is None:
+            self._web = asyncio.ensure_future(self._setup())
+        return await asyncio.shield(self._web)
+
+    async def _setup(self) -> Callable[[], Any]:
+        app = self._build()  # first: the engine's build imports aiohttp its own way (engine.aiohttp_imported)
+        from aiohttp import web
+
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=self._shutdown_timeout,
+            auto_decompress=self._auto_decompress,
+        )
+        await self._runner.setup()
+        server = self._runner.server
+        assert server is not None
+        return server
+
     async def _cleanup(self) -> None:
         if self._listener is not None:
             self._listener.close()  # stop accepting; the runner finishes the answers in flight
             self._listener = None
         if self._front_made is not None:
             self._front_made.close()  # its connections have no answer in flight: each is one write
+        if self._web is not None:
+            await asyncio.wait([self._web])  # a build under way finishes, so its runner is cleaned up
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -146,9 +177,9 @@ class BackgroundServer:
 
     def stop(self) -> None:
         """Stop after the answers in flight are finished."""
-        if self._runner is not None:
+        if self._started:
             asyncio.run_coroutine_threadsafe(self._cleanup(), self._loop).result()
-            self._runner = None
+            self._runner, self._started = None, False
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join()

@@ -1,9 +1,9 @@
 """What a channel beside the model calls (the tool channel) needs from the engine, and what it gives.
 
-A channel adds its routes to the engine's web application and its variables to each session's
-environment. It sees the engine through a `ChannelContext`: the open sessions, the run's secrets, the
-user's environment and the live forwarder, not the server itself, so the server can list its channels
-without the channels knowing the server.
+A channel adds its routes to the engine's web application (its variables in a session's environment
+come from its declarations: `tools.declare.replay_env`). It sees the engine through a
+`ChannelContext`: the open sessions, the run's secrets, the user's environment and the live
+forwarder, not the server itself, so the engine can list its channels without the channels knowing it.
 """
 
 from __future__ import annotations
@@ -31,8 +31,4 @@ class ChannelContext:
 class Channel(Protocol):
     def add_routes(self, app: web.Application) -> None:
         """Its routes, added before the provider route (which would take any first segment)."""
-        ...
-
-    def session_env(self, prefix: str, session: Session) -> dict[str, str]:
-        """The variables that point a session's agent at this channel under `prefix`."""
         ...

@@ -4,13 +4,14 @@ Almost every request a replay sees is a hit. For those, one connection parses HT
 (llhttp, the parser aiohttp and Node use) and answers with the recording's bytes built at load time,
 in one write. Everything else (a miss, live forwarding, the tool channel, OTLP, lenient matching, a
 large, chunked or `Expect` body, a closing connection, an unusual target) hands the connection, from
-the first byte of that request, to aiohttp's own protocol, which serves it exactly as before.
+the first byte of that request, to aiohttp's own protocol, which serves it exactly as before. The first
+hand-over is when aiohttp is imported and its application built; the connection is not read meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httptools
@@ -35,13 +36,18 @@ class Hits(Protocol):
 class FastConnections:
     """The protocol factory for the engine's listener, and the connections it still owns."""
 
-    def __init__(self, app: Hits, slow: Callable[[], asyncio.Protocol]) -> None:
+    def __init__(self, app: Hits, slow: Callable[[], Awaitable[Callable[[], Any]]]) -> None:
         self.app = app
-        self.slow = slow  # aiohttp's protocol factory, for the connections handed over
+        self.slow = slow  # awaited for aiohttp's protocol factory, for the connections handed over
+        self.ready: Callable[[], Any] | None = None  # that factory, once it is there
         self.open: set[FastPath] = set()
 
     def __call__(self) -> FastPath:
         return FastPath(self)
+
+    async def web(self) -> Callable[[], Any]:
+        self.ready = await self.slow()
+        return self.ready
 
     def close(self) -> None:
         for conn in list(self.open):
@@ -70,6 +76,7 @@ class FastPath(asyncio.Protocol):
         self.pending = bytearray()  # the bytes from the start of the request being read
         self.slow: Any = None  # aiohttp's protocol once the connection is handed over
         self.hand_over = False
+        self.waiting = False  # handed over, aiohttp still loading: bytes are kept for it
         self.idle: asyncio.TimerHandle | None = None
 
     # --- asyncio ---------------------------------------------------------------------------------
@@ -81,6 +88,9 @@ class FastPath(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.slow is not None:
             self.slow.data_received(data)
+            return
+        if self.waiting:
+            self.pending += data
             return
         if self.idle is not None:
             self.idle.cancel()
@@ -118,7 +128,31 @@ class FastPath(asyncio.Protocol):
     def _hand_over(self) -> None:
         """aiohttp takes the connection from the first byte of the current request on."""
         self.owner.open.discard(self)
-        self.slow = self.owner.slow()
+        if self.owner.ready is not None:
+            self._give(self.owner.ready)
+            return
+        self.waiting = True
+        if self.transport is not None:
+            self.transport.pause_reading()
+        asyncio.ensure_future(self.owner.web()).add_done_callback(self._loaded)
+
+    def _loaded(self, made: asyncio.Future[Callable[[], Any]]) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return  # the client left meanwhile
+        if made.cancelled():  # the engine is stopping
+            self.transport.close()
+            return
+        try:
+            factory = made.result()
+        except Exception:  # the application could not be built: said on the loop's log, not served
+            self.transport.close()
+            raise
+        self._give(factory)
+        self.transport.resume_reading()
+
+    def _give(self, factory: Callable[[], Any]) -> None:
+        self.waiting = False
+        self.slow = factory()
         self.slow.connection_made(self.transport)
         pending, self.pending = bytes(self.pending), bytearray()
         if pending:

@@ -17,11 +17,11 @@ from aiohttp import web
 from yarl import URL
 
 from .. import listeners
-from ..errors import UsageError
 from ..normalize import Exchange, request_content
-from ..provider_env import KEY_VARS, user_base_url
+from ..provider_env import keys_in, user_base_url
 from ..providers import PROVIDERS, STREAM_END_RE, Signer, SigningFailed
 from . import load_ca_store
+from .deadlines import CONNECT_TIMEOUT_VAR, TOTAL_TIMEOUT_VAR, Deadlines
 from .pricing import cost_usd, usage_of
 
 UPSTREAMS = {
@@ -34,10 +34,6 @@ _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-enco
 _PREPARED = web.RequestKey("attest_live_prepared", bool)  # the answer's head has gone to the caller
 
 OnExchange = Callable[[Exchange], Awaitable[None] | None]
-
-# Every forwarded call's deadline, in seconds: to connect, and for the whole answer to arrive.
-CONNECT_TIMEOUT_VAR, CONNECT_TIMEOUT = "ATTEST_LIVE_CONNECT_TIMEOUT", 30.0
-TOTAL_TIMEOUT_VAR, TOTAL_TIMEOUT = "ATTEST_LIVE_TIMEOUT", 600.0
 
 
 class ForwardRefused(Exception):
@@ -54,19 +50,6 @@ def cut_off(request: web.Request) -> web.Response:
     if request.transport is not None:
         request.transport.close()
     return web.Response()  # the connection is closed, so aiohttp drops this quietly
-
-
-def seconds(env: Mapping[str, str], var: str, default: float) -> float:
-    text = env.get(var, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise UsageError(f"{var} must be a number of seconds above 0, not {text!r}")
-    return value
 
 
 def reason_of(exc: BaseException) -> str:
@@ -133,10 +116,10 @@ def stream_complete(body: bytes) -> bool:
 class LiveForwarder:
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         env = dict(os.environ if env is None else env)
-        self.keys = {p: env.get(var) or None for p, var in KEY_VARS.items()}
+        self.keys = keys_in(env)
         self.upstreams = {p: upstream_for(p, env) for p in UPSTREAMS}
-        self.connect_timeout = seconds(env, CONNECT_TIMEOUT_VAR, CONNECT_TIMEOUT)
-        self.total_timeout = seconds(env, TOTAL_TIMEOUT_VAR, TOTAL_TIMEOUT)
+        deadlines = Deadlines.of(env)
+        self.connect_timeout, self.total_timeout = deadlines.connect, deadlines.total
         self.listeners_env = {k: v for k, v in env.items() if k == listeners.LISTENERS_VAR}
         self.signers = {name: p.signer(env) for name, p in PROVIDERS.items() if p.signer is not None}
         self._client: aiohttp.ClientSession | None = None

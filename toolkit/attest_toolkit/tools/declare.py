@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import FixtureError, UsageError
@@ -123,3 +124,15 @@ def specs_of(declared: Mapping[str, dict], env: Mapping[str, str]) -> list[str]:
             var = decl["env"]
             specs.append(var if env.get(var) else f"{var}={decl['upstream']}")
     return specs
+
+
+def replay_env(prefix: str, servers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each declared HTTP server's variable pointed at a replay session's tool route under `prefix`,
+    and the URL `attest tool stdio` relays to."""
+    env = {
+        decl["env"]: f"{prefix}/tool/{name}"
+        for name, decl in servers.items()
+        if decl.get("transport") == "http" and decl.get("env")
+    }
+    env[REPLAY_URL_VAR] = f"{prefix}/stdio"
+    return env

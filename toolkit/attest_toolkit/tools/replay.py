@@ -16,7 +16,6 @@ from aiohttp import web
 from ..engine.diagnose import NO_SESSION, Miss
 from ..engine.live import ForwardRefused, cut_off
 from ..normalize import parse_body
-from .declare import REPLAY_URL_VAR
 from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
 from .mcp import error_reply, readdress_event, readdress_json
 from .record import is_session_plumbing
@@ -26,25 +25,11 @@ if TYPE_CHECKING:
     from ..engine.session import Session
 
 
-def session_env(prefix: str, session: Session) -> dict[str, str]:
-    """Each declared HTTP server's variable pointed at the session's tool route, and the stdio URL."""
-    env = {
-        decl["env"]: f"{prefix}/tool/{name}"
-        for name, decl in session.tool_servers.items()
-        if decl.get("transport") == "http" and decl.get("env")
-    }
-    env[REPLAY_URL_VAR] = f"{prefix}/stdio"
-    return env
-
-
 class ToolReplay:
     """The tool channel of the engine (an `engine.channel.Channel`)."""
 
     def __init__(self, context: ChannelContext) -> None:
         self.app = context
-
-    def session_env(self, prefix: str, session: Session) -> dict[str, str]:
-        return session_env(prefix, session)
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/r/{sid}/tool/{server}{tail:(/.*)?}", self.handle_http)
@@ -173,4 +158,4 @@ def _is_notification(call: CallKey) -> bool:
     return call.rpc is not None and call.rpc.is_notification
 
 
-__all__ = ["ToolReplay", "session_env"]
+__all__ = ["ToolReplay"]
