@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 import openai
-from attest_toolkit.engine.server import Engine
 from attest_toolkit.engine.runner import ControlPipe
+from attest_toolkit.engine.server import Engine
 from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
 
 ENGINE = str(Path(sys.executable).parent / "attest-engine")
