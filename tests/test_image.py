@@ -95,7 +95,11 @@ def test_the_callers_key_and_proxy_never_enter_the_container(replay) -> None:
     seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line and line[0].isupper())
     assert not [value for value in CALLER_SECRETS.values() if value in done.stdout]
     assert "Pr0xyPassw0rd" not in done.stdout
-    assert not {name for name in seen if name.startswith(("AWS_", "OBJECT_STORE_", "GITHUB_"))}
+    # What the engine hands out (Bedrock's endpoint and placeholder credentials) is not the caller's.
+    ours = {
+        name for name, value in seen.items() if value in ("attest-replay-no-key",) or "127.0.0.1:" in value
+    }
+    assert not {name for name in seen.keys() - ours if name.startswith(("AWS_", "OBJECT_STORE_", "GITHUB_"))}
     assert seen["OPENAI_API_KEY"] == "attest-replay-no-key"
     assert not {name for name in seen if "PROXY" in name.upper()}
     assert seen["ORDERS_API_URL"].startswith("http://127.0.0.1:")

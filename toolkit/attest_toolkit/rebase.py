@@ -24,8 +24,8 @@ from . import listeners
 from .capture import CaptureFailed, capture_secrets, describe_exit, header_credentials, offline_env, run_child
 from .engine.background import BackgroundServer
 from .engine.diagnose import Miss, escape, what_of
-from .engine.webapp import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from .engine.store import Recording
+from .engine.webapp import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from .errors import AttestError, UsageError
 from .fixture import Fixture, Interaction, dumps, fixture_path, locked, write_fixture
 from .fixture_verify import model_hashes

@@ -18,8 +18,6 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from aiohttp import web
-
 from ..fixture import atomic_write
 
 CREDENTIALS_VAR = "GOOGLE_APPLICATION_CREDENTIALS"
@@ -41,11 +39,6 @@ def configured(env: Mapping[str, str]) -> bool:
     else:
         folder = Path(env.get("HOME") or Path.home()) / ".config" / "gcloud"
     return (folder / "application_default_credentials.json").is_file()
-
-
-def token_answer() -> web.Response:
-    """What google-auth reads from a token endpoint's answer."""
-    return web.json_response({"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
 
 
 class CredentialFiles:

@@ -127,9 +127,15 @@ class ReplayApp:
         env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
         env.update(replay_env(prefix, self.sessions[sid].tool_servers))
         env.update(listeners.handed_out(self.base_url, self.env))
-        if self.google is not None:
+        if self.google is not None and self._serves_vertex(sid):
             env[CREDENTIALS_VAR] = self.google.write(sid, prefix)
         return env
+
+    def _serves_vertex(self, sid: str) -> bool:
+        """Whether the session's fixtures hold a Vertex AI call, whose SDK wants a Google token: only
+        those sessions get a credentials file (a file per session, named for it, costs every other
+        session a write and the Vitest helper its open without waiting)."""
+        return any(r.provider == "vertex" for f in self.sessions[sid].fixtures for r in f.recordings)
 
     def close(self, sid: str) -> dict[str, Any]:
         session = self.sessions.pop(sid, None)

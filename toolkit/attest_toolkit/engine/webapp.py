@@ -22,7 +22,7 @@ from ..tools.replay import ToolReplay
 from .channel import Channel, ChannelContext
 from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
-from .google_token import CredentialFiles, token_answer
+from .google_token import TOKEN, CredentialFiles
 from .live import ForwardRefused, LiveForwarder, cut_off
 from .session import Session
 from .store import Recording
@@ -118,7 +118,7 @@ class GoogleToken:
         await request.read()
         if request.match_info["sid"] not in self.sessions:
             return no_session("vertex")
-        return token_answer()
+        return web.json_response({"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
 
 
 class ModelCalls:
