@@ -38,9 +38,12 @@ def shared_available() -> bool:
 SLOW_MODULES = frozenset(
     {
         "test_action",
+        "test_base_urls",
         "test_bedrock",
         "test_bench_smoke",
+        "test_capture",
         "test_capture_only_misses",
+        "test_capture_refresh",
         "test_ctxmesh",
         "test_engine_open_ahead",
         "test_example",
@@ -51,7 +54,9 @@ SLOW_MODULES = frozenset(
         "test_ignore_rules",
         "test_image",
         "test_init",
+        "test_live_forwarding",
         "test_loud_misses",
+        "test_miss_paths",
         "test_plain_http",
         "test_pytest_plugin",
         "test_pytest_record",
