@@ -291,3 +291,62 @@ def test_a_partial_refresh_keeps_the_fixtures_plain_http(
     assert [i["url"] for i in fx.plain_interactions(stored)] == [
         f"http://files.example:{files.server_address[1]}/cat.png"
     ]
+
+
+DRIFTED_FLOW = """
+import os
+
+import openai
+import requests
+
+def test_flow(attest_replay):
+    with attest_replay("flow"):
+        client = openai.OpenAI(max_retries=0)
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], max_tokens=64
+        )
+        assert reply.choices[0].message.content == "Hello!"
+        assert requests.get(f"http://files.example:{os.environ['FILES_PORT']}/cat.png").text == "PNG"
+"""
+
+
+def test_a_rebase_serves_the_fixtures_plain_http_and_rewrites_the_drifted_call(
+    project: Path, pytester: pytest.Pytester, files: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The code now sends max_tokens, and its image fetch has nowhere to go: a rebase serves the fetch
+    # from the fixture, rewrites the call, and the strict replay that follows passes.
+    chat = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}),
+            "headers": {},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(chat_response("Hello!"))},
+        },
+    }
+    image = {
+        "request": {
+            "method": "GET",
+            "uri": f"http://files.example:{files.server_address[1]}/cat.png",
+            "body": None,
+        },
+        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "PNG"}},
+    }
+    (project / "flow.yaml").write_text(
+        yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8"
+    )
+    assert attest_cli(project, "fixture", "import", "--name", "flow", "flow.yaml").returncode == 0
+    pytester.makepyfile(test_flow=DRIFTED_FLOW)
+    files.shutdown()
+    files.server_close()  # nothing listens now: a fetch that left the process would fail
+
+    rebased = pytester.runpytest_subprocess("-p", "no:recording", "--attest-record=rebase", "test_flow.py")
+    rebased.assert_outcomes(passed=1)
+    assert "max_tokens" in rebased.stdout.str()
+
+    monkeypatch.setenv("CI", "1")
+    pytester.runpytest_subprocess("-p", "no:recording", "test_flow.py").assert_outcomes(passed=1)

@@ -195,6 +195,10 @@ class ReplayHandle:
             self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
         if front is not None and self.recorder is not None:
             front.target = self.recorder  # the variables already point at the front
+            if self.plugin.record_mode in record.KEEPING_MODES:  # the fixture's plain HTTP stays its answer
+                plain_http.start(self.fixtures(), False, self.ignored_hosts)
+                plain_clients.patch_loaded()
+                lane_http.patch_loaded()  # httpx asks plain_http there
         else:
             self._open_session()
         self.plugin.active = self
@@ -250,6 +254,7 @@ class ReplayHandle:
 
     def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
         self.recorder = None
+        plain_http.stop()
         if self.plugin.front is not None:
             self.plugin.front.settle()
         self.plugin.active = None

@@ -24,6 +24,9 @@ from .provider_env import ALL_VARS, KEY_VARS
 
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all", "rebase")
 OFFLINE_MODES: tuple[str, ...] = ("none", "rebase")  # never call a provider, so the egress guard allows them
+# Keep what the fixture holds and add to it or rewrite requests only: its recorded plain HTTP (which
+# recording does not capture) goes on answering the test's own fetches.
+KEEPING_MODES: tuple[str, ...] = ("new", "rebase")
 
 
 FLAGS = ("--attest-record", "--record-mode")  # the second is pytest-recording's (see pytest_vcr)
