@@ -252,10 +252,8 @@ def test_flow(attest_replay):
 """
 
 
-def test_a_partial_refresh_keeps_the_fixtures_plain_http(
-    project: Path, pytester: pytest.Pytester, files: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`--attest-record=new` records a new model call: the recorded plain HTTP stays in the fixture."""
+def import_flow(project: Path, files: ThreadingHTTPServer) -> None:
+    """The fixture `flow`, imported from a cassette: a chat call answered "Hello!", then an image fetch."""
     chat = {
         "request": {
             "method": "POST",
@@ -277,9 +275,17 @@ def test_a_partial_refresh_keeps_the_fixtures_plain_http(
         },
         "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "PNG"}},
     }
-    cassette = project / "flow.yaml"
-    cassette.write_text(yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8")
+    (project / "flow.yaml").write_text(
+        yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8"
+    )
     assert attest_cli(project, "fixture", "import", "--name", "flow", "flow.yaml").returncode == 0
+
+
+def test_a_partial_refresh_keeps_the_fixtures_plain_http(
+    project: Path, pytester: pytest.Pytester, files: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--attest-record=new` records a new model call: the recorded plain HTTP stays in the fixture."""
+    import_flow(project, files)
     pytester.makepyfile(test_flow=CHAT_AND_FETCH)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "r" * 40)
     with FakeUpstream([Reply(body=json.dumps(chat_response("Bye!")).encode())]) as upstream:
@@ -315,31 +321,7 @@ def test_a_rebase_serves_the_fixtures_plain_http_and_rewrites_the_drifted_call(
 ) -> None:
     # The code now sends max_tokens, and its image fetch has nowhere to go: a rebase serves the fetch
     # from the fixture, rewrites the call, and the strict replay that follows passes.
-    chat = {
-        "request": {
-            "method": "POST",
-            "uri": "https://api.openai.com/v1/chat/completions",
-            "body": json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}),
-            "headers": {},
-        },
-        "response": {
-            "status": {"code": 200, "message": "OK"},
-            "headers": {"Content-Type": ["application/json"]},
-            "body": {"string": json.dumps(chat_response("Hello!"))},
-        },
-    }
-    image = {
-        "request": {
-            "method": "GET",
-            "uri": f"http://files.example:{files.server_address[1]}/cat.png",
-            "body": None,
-        },
-        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "PNG"}},
-    }
-    (project / "flow.yaml").write_text(
-        yaml.safe_dump({"interactions": [chat, image], "version": 1}), encoding="utf-8"
-    )
-    assert attest_cli(project, "fixture", "import", "--name", "flow", "flow.yaml").returncode == 0
+    import_flow(project, files)
     pytester.makepyfile(test_flow=DRIFTED_FLOW)
     files.shutdown()
     files.server_close()  # nothing listens now: a fetch that left the process would fail
