@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import boto3
 import h11
 import pytest
 from attest_toolkit import fixture as fx
@@ -28,8 +29,6 @@ from upstream import (
     bedrock_usage,
     sigv4_check,
 )
-
-pytest.importorskip("boto3")
 
 ACCESS_KEY = "AKIA" + "ATTESTTESTKEY123"  # the shape of an AWS access key id
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "ATTESTSECRET"
@@ -345,7 +344,6 @@ def test_a_live_call_in_auto_mode_is_signed_again_and_priced_from_the_table(tmp_
 
 def test_a_call_not_signed_with_the_engines_own_secret_never_goes_live(flow: Flow) -> None:
     """Knowing the engine's access key id is not enough: the signature must check out with its secret."""
-    import boto3
 
     with Engine(env(ATTEST_BEDROCK_UPSTREAM=flow.upstream.url, **credentials())) as engine:
         sid, session = engine.open_session([flow.fixtures_dir / "bedrock.attest.json"], "auto")

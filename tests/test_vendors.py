@@ -54,8 +54,6 @@ VIA = [*((v, "sdk") for v in PATHS), *((v, "litellm") for v in ("together", "dee
 def test_a_vendor_is_captured_at_its_own_path_and_replayed_strict_with_no_key(
     vendor: str, via: str, tmp_path: Path
 ) -> None:
-    if vendor in ("groq", "together") and via == "sdk":
-        pytest.importorskip(vendor)
     agent = [vendor] if via == "sdk" else ["litellm", vendor]
     fixtures = tmp_path / "fixtures"
     with FakeUpstream(replies()) as up:
@@ -81,7 +79,6 @@ def test_a_vendor_is_captured_at_its_own_path_and_replayed_strict_with_no_key(
 
 
 def test_a_vendor_live_call_with_no_price_is_counted_unpriced(tmp_path: Path) -> None:
-    pytest.importorskip("groq")
     fixtures = tmp_path / "fixtures"
     with FakeUpstream([*replies(), *replies()]) as up:
         upstream = {"ATTEST_GROQ_UPSTREAM": up.url, "GROQ_API_KEY": KEY}

@@ -11,12 +11,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import google.auth  # google-genai brings google-auth
+import google.genai
 import pytest
 from attest_toolkit import fixture as fx
 from attest_toolkit.engine.live import upstream_for
 from attest_toolkit.engine.server import Engine
 from capture_helpers import run_agent
 from conftest import AGENTS, clean_env, run_cli
+from google.auth.transport.requests import Request
 from test_gemini import flow_replies as gemini_flow_replies
 from upstream import (
     FakeUpstream,
@@ -25,10 +28,6 @@ from upstream import (
     google_token,
     vertex_embedding,
 )
-
-pytest.importorskip("google.genai")
-import google.auth  # google-genai brings google-auth
-from google.auth.transport.requests import Request
 
 AGENT = AGENTS / "vertex_agent.py"
 TOKEN = "ya29.a0AfB_" + "t" * 40  # the shape of a Google OAuth access token
