@@ -231,7 +231,12 @@ class ReplayHandle:
         plugin = self.plugin
         self.sid, env = or_fail(
             lambda: engine.open_session(
-                self.fixtures(), self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
+                self.fixtures(),
+                self.mode,
+                plugin.no_live,
+                plugin.match,
+                plugin.ignore_rules(self.item),
+                self.item.nodeid,
             )
         )
         self._saved = record.point_at(env)  # tool servers' variables too
