@@ -416,7 +416,10 @@ class Counted(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].lstrip("/")
         self.server.hits.append(path)  # type: ignore[attr-defined]
         name, _, _client = path.rpartition("-")
-        body = json.dumps({"client": self.headers["x-client"], "path": name}).encode()
+        answer = {"client": self.headers["x-client"], "path": name}
+        if name == "echo":  # a server that echoes the caller's key in its answer
+            answer["key"] = self.path.partition("api_key=")[2]
+        body = json.dumps(answer).encode()
         gzipped = "gzip" in (self.headers.get("accept-encoding") or "")
         if gzipped:
             body = gzip.compress(body)
@@ -615,3 +618,28 @@ def test_hosts_the_vcr_config_ignores_are_neither_recorded_nor_replayed(
     monkeypatch.setenv("CI", "1")
     pytester.runpytest_subprocess("-p", "no:recording").assert_outcomes(passed=1)  # goes out again
     assert counted.hits == ["live-requests", "live-requests"]  # type: ignore[attr-defined]
+
+
+ECHO = """
+import os
+
+import pytest
+import requests
+
+@pytest.mark.vcr
+def test_echo():
+    url = f"http://127.0.0.1:{os.environ['FILES_PORT']}/echo-requests?api_key={os.environ['FILES_KEY']}"
+    assert requests.get(url, headers={"x-client": "requests"}).json()["key"] == os.environ["FILES_KEY"]
+"""
+
+
+def test_a_recorded_answer_keeps_no_secret_of_the_env_file(
+    recording_project: Path, pytester: pytest.Pytester
+) -> None:
+    (recording_project / ".env").write_text(f"WEBHOOK_KEY={SECRET}\n", encoding="utf-8")
+    pytester.makepyfile(**{"tests/test_fetch": ECHO})
+    pytester.runpytest_subprocess("-p", "no:recording", "--record-mode=once").assert_outcomes(passed=1)
+    path = fixture_of(recording_project, "test_echo")
+    (item,) = fx.plain_interactions(fx.read_fixture(path))
+    assert json.loads(item["response"]["body"]["text"])["key"] == "{{redacted}}"
+    assert item["url"].endswith("/echo-requests") and SECRET not in path.read_text()
