@@ -253,3 +253,51 @@ def test_in_ci_a_refused_record_mode_is_in_the_failure_and_the_hint_re_runs_the_
     )
     failures = next(i for i, line in enumerate(refused.outlines) if "FAILURES" in line)
     assert refusal in refused.outlines[failures:]  # in the test's failure, not only in the header
+
+
+CAUGHT = """
+import os
+
+import openai
+
+def test_hello(attest_replay):
+    with attest_replay("hello"):
+        try:
+            openai.OpenAI(max_retries=0).chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Say goodbye"}]
+            )
+        except openai.BadRequestError as exc:
+            with open(os.environ["CAUGHT"], "w", encoding="utf-8") as out:
+                out.write(str(exc))  # what the agent's own error handling sees
+            raise
+"""
+
+TEST_HINT = "re-record with `pytest --attest-record=new test_agent.py::test_hello`"
+SOURCES = {  # how the fixture was made -> the re-record command its miss names
+    "recorded by the test": ({}, TEST_HINT),
+    "imported": ({"command": [], "imported_from": "tests/cassettes/hello.yaml"}, TEST_HINT),
+    "captured from a command": (
+        {"command": ["python", "agent.py"]},
+        "re-record with `attest capture --refresh hello`",
+    ),
+}
+
+
+def test_the_sdks_exception_names_the_re_record_command_that_fits_the_fixture(suite, monkeypatch, tmp_path):
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+    path = suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json"
+    recorded = fx.read_fixture(path)
+    suite.makepyfile(test_agent=CAUGHT)  # the agent now asks something else: a miss
+    monkeypatch.setenv("CI", "true")
+    for how, (source, hint) in SOURCES.items():
+        changed = {
+            k: v for k, v in recorded["source"].items() if k != "test" or how == "recorded by the test"
+        }
+        fx.write_fixture(path, {**recorded, "source": {**changed, **source}})
+        caught = tmp_path / "caught.txt"
+        monkeypatch.setenv("CAUGHT", str(caught))
+        suite.runpytest_subprocess().assert_outcomes(failed=1)
+        message = caught.read_text(encoding="utf-8")
+        assert "replay miss: messages changed" in message, how
+        assert hint in message and message.count("re-record with") == 1, (how, message)

@@ -149,6 +149,9 @@ class RecordingApp:
         self.live = live or LiveForwarder(env)
         self.progress = progress
         self.interactions: list[Interaction] = []
+        # Plain HTTP the recording test sent from its own process (see `plain_http`): a command's own
+        # process is not ours to watch, so `attest capture` keeps none.
+        self.plain: list[Interaction] = []
         self.cost = LiveCost()
         # A partial refresh: calls that still match the existing fixture are replayed from it.
         self.base = base
@@ -188,6 +191,8 @@ class RecordingApp:
             line = f"attest capture: {self.base.replayed} replayed, {len(self.interactions)} recorded live"
         if self.tools.interactions:
             line += f", {counted(len(self.tools.interactions), 'tool message')}"
+        if self.plain:
+            line += f", {counted(len(self.plain), 'plain HTTP call')}"
         if self.otlp_requests:
             line += f" ({counted(self.otlp_requests, 'OTLP request')} accepted, not stored)"
         return line
@@ -364,7 +369,7 @@ def why_not_written(app: RecordingApp, returncode: int, expect_fail: bool) -> st
     if not expect_fail and returncode != 0:
         hint = "use --expect-fail to record a run that is meant to fail"
         return f"the command {describe_exit(returncode)} ({hint})"
-    if not app.model_channel():
+    if not app.model_channel() and not app.plain:
         return (
             "the command made no model calls through the capture proxy (a client built with a "
             "hard-coded base_url bypasses it)"
@@ -443,8 +448,8 @@ def conclude(
 def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: int) -> Captured:
     recorder = app.tools
     servers = declarations(list(recorder.tools.values()), recorder.stdio, app.secrets)
-    # Plain HTTP is not recorded here: a partial refresh keeps what the fixture had (see plain_http).
-    plain = plain_interactions(app.base.doc) if app.base is not None else None
+    # A partial refresh keeps the plain HTTP the fixture had, the test's new calls follow (see plain_http).
+    plain = [*(plain_interactions(app.base.doc) if app.base is not None else []), *app.plain]
     doc = new_fixture(name, source, app.model_channel(), recorder.interactions, servers, plain)
     captured = Captured(path, len(app.interactions), app.otlp_requests, returncode)
     if app.cost.calls and app.base is not None:  # what a partial refresh paid for
@@ -452,7 +457,8 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
     dropped = (
         f", {counted(app.base.dropped, 'unused recording')} dropped" if app.base and app.base.dropped else ""
     )
-    if unchanged(path, doc) or (app.base is not None and not app.interactions and not app.base.dropped):
+    nothing_new = not app.interactions and not app.plain
+    if unchanged(path, doc) or (app.base is not None and nothing_new and not app.base.dropped):
         app.progress.finish(f"{app.count_line()}{dropped}; {path} unchanged")
         return captured
     try:

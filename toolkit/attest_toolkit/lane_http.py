@@ -84,7 +84,10 @@ def _patch(module: ModuleType) -> None:
 
     def handle_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        plain = _plain(module, request, plain_http.answer(*_target(request))) if lane is None else None
+        answered = plain_http.answer(*_target(request)) if lane is None else None
+        if isinstance(answered, plain_http.Pending):
+            answered = answered.record(lambda: _read(sync(self, request)))
+        plain = _plain(module, request, answered)
         if plain is not None:
             return plain
         asked = _asking(lane, request, request.read()) if lane is not None else None
@@ -95,11 +98,14 @@ def _patch(module: ModuleType) -> None:
 
     async def handle_async_request(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
-        plain = (
-            _plain(module, request, await plain_http.answer_async(*_target(request)))
-            if lane is None
-            else None
-        )
+        answered = await plain_http.answer_async(*_target(request)) if lane is None else None
+        if isinstance(answered, plain_http.Pending):
+
+            async def send() -> plain_http.Received:
+                return await _read_async(await async_(self, request))
+
+            answered = await answered.record_async(send)
+        plain = _plain(module, request, answered)
         if plain is not None:
             return plain
         asked = _asking(lane, request, await request.aread()) if lane is not None else None
@@ -116,6 +122,20 @@ def _patch(module: ModuleType) -> None:
 
 def _target(request: Any) -> tuple[str, str]:
     return request.method, str(request.url)
+
+
+def _read(response: Any) -> plain_http.Received:
+    try:
+        return response.status_code, response.headers.multi_items(), response.read()
+    finally:
+        response.close()
+
+
+async def _read_async(response: Any) -> plain_http.Received:
+    try:
+        return response.status_code, response.headers.multi_items(), await response.aread()
+    finally:
+        await response.aclose()
 
 
 def _plain(module: ModuleType, request: Any, found: plain_http.Answer | plain_http.Refused | None) -> Any:

@@ -7,6 +7,9 @@ id plays that part there), and a request must also name a loopback Host, so neit
 process nor a web page reaching loopback through DNS rebinding can add to a fixture or spend the
 user's key: anything else gets 403 and is neither recorded nor forwarded.
 
+Which threads: a listener's loop thread is attest's own, so the HTTP it sends (a front forwarding a
+call to the provider) is never taken for the test's own plain HTTP (see `plain_http`).
+
 Which addresses:
 The recording proxy, the pytest recording front and the replay engine each point the provider
 variables at themselves. A live call's upstream is read from the user's variables; should those
@@ -20,6 +23,8 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
 # Our listeners' base URLs, as the environment handed out by any of them names them.
 LISTENERS_VAR = "ATTEST_LISTENERS"
 _RUNNING: set[str] = set()  # this process's listeners while they run
+_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # their loop threads
 
 
 FORBIDDEN = (
@@ -108,6 +114,15 @@ def origin(url: str) -> str:
     any user and password."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def own(thread: threading.Thread) -> None:
+    """`thread` serves one of attest's listeners: what it sends is attest's, not the test's."""
+    _THREADS.add(thread)
+
+
+def own_thread() -> bool:
+    return threading.current_thread() in _THREADS
 
 
 def started(base_url: str) -> None:

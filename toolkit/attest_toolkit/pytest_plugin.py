@@ -181,6 +181,7 @@ class ReplayHandle:
         self.recorder: RecordingApp | Rebaser | None = None
         self._saved: dict[str, str | None] = {}
         self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
+        self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
 
     def start(self) -> ReplayHandle:
         if self.mode == "off":
@@ -195,15 +196,34 @@ class ReplayHandle:
             self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
         if front is not None and self.recorder is not None:
             front.target = self.recorder  # the variables already point at the front
-            if self.plugin.record_mode in record.KEEPING_MODES:  # the fixture's plain HTTP stays its answer
-                plain_http.start(self.fixtures(), False, self.ignored_hosts)
-                plain_clients.patch_loaded()
-                lane_http.patch_loaded()  # httpx asks plain_http there
+            self._plain_while_recording(self.recorder)
         else:
             self._open_session()
         self.plugin.active = self
         self.item.stash.setdefault(HANDLES, []).append(self)
         return self
+
+    def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
+        """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
+        that call providers send and keep what it does not hold."""
+        from .capture import RecordingApp  # loaded already: the recording front runs on it
+
+        kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
+        recording = (  # a rebase calls nothing, so it records nothing
+            plain_http.Recorder(recorder.secrets, recorder.plain)
+            if isinstance(recorder, RecordingApp)
+            else None
+        )
+        plain_http.start(
+            kept,
+            False,
+            self.ignored_hosts,
+            loopback=self.takes_loopback,
+            recorder=recording,
+            test=self.item.nodeid,
+        )
+        plain_clients.patch_loaded()
+        lane_http.patch_loaded()  # httpx asks plain_http there
 
     def _open_session(self) -> None:
         # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
@@ -211,7 +231,12 @@ class ReplayHandle:
         plugin = self.plugin
         self.sid, env = or_fail(
             lambda: engine.open_session(
-                self.fixtures(), self.mode, plugin.no_live, plugin.match, plugin.ignore_rules(self.item)
+                self.fixtures(),
+                self.mode,
+                plugin.no_live,
+                plugin.match,
+                plugin.ignore_rules(self.item),
+                self.item.nodeid,
             )
         )
         self._saved = record.point_at(env)  # tool servers' variables too
@@ -220,7 +245,9 @@ class ReplayHandle:
         lane_http.patch_loaded()  # a client built before the block is caught going around it
         blocks = self.mode == "strict" or plugin.no_live
         bypass.start(self.name, blocks=blocks)
-        plain_http.start(self.fixtures(), blocks, self.ignored_hosts)
+        plain_http.start(
+            self.fixtures(), blocks, self.ignored_hosts, loopback=self.takes_loopback, test=self.item.nodeid
+        )
         plain_clients.patch_loaded()
         if plugin.front is not None:  # module-level clients reach the session through the front
             from .record_front import engine_prefix

@@ -14,10 +14,11 @@ same CI rule. A marked test that makes no model call passes without a fixture, a
 writes nothing. `--block-network` (or the `block_network` marker) refuses connections to anything but
 loopback and `--allowed-hosts` while a test replays, as pytest-recording does.
 
-vcr_config keys: `filter_headers` and `ignore_localhost` hold by construction (a fixture keeps no
-request headers; only the provider base-URL variables point at attest, loopback is never touched),
-`ignore_hosts` too unless it names a provider host (plain HTTP to them goes out, see `plain_http`),
-and `match_on` when it compares the body (attest always does). Every other key is named once, at the
+vcr_config keys: `filter_headers` holds by construction (a fixture keeps no request headers),
+`ignore_hosts` and `ignore_localhost` leave those hosts' plain HTTP alone (see `plain_http`: else
+it is replayed, and recorded with a record mode, loopback included as vcrpy does; never attest's own
+listeners), `ignore_hosts` unless it names a provider host, and `match_on` when it compares the body
+(attest always does). Every other key is named once, at the
 end of the run, as not honoured.
 """
 
@@ -151,8 +152,10 @@ class VcrHandle(ReplayHandle):
 
     def _stop_recording(self, recorder: Any) -> None:
         super()._stop_recording(recorder)
-        if not recorder.interactions:  # nothing went live: nothing to write, as vcrpy saves no cassette
-            self.item.stash[RECORDINGS].pop()
+        if not recorder.interactions and not getattr(recorder, "plain", None):
+            self.item.stash[
+                RECORDINGS
+            ].pop()  # nothing went live: nothing to write, as vcrpy saves no cassette
 
 
 class VcrCompat:
@@ -200,19 +203,18 @@ class VcrCompat:
             directory = Path(request.getfixturevalue("vcr_cassette_dir"))
             cassette = directory / str(request.getfixturevalue("default_cassette_name"))
             extra = [directory / str(a) for m in markers for a in m.args]
-            self._start(
-                request.node, cassette, extra, frozenset(map(str, settings.get("ignore_hosts") or ()))
-            )
+            self._start(request.node, cassette, extra, settings)
             yield None
             self.attest.finish(request.node)
 
-    def _start(self, item: pytest.Item, cassette: Path, extra: list[Path], ignored: frozenset[str]) -> None:
+    def _start(self, item: pytest.Item, cassette: Path, extra: list[Path], settings: dict[str, Any]) -> None:
         attest = self.attest
         if attest.mode == "off":
             return
         handle = or_fail(lambda: VcrHandle(attest, item, self.name_of(cassette), attest.mode, None, None))
         handle.extra = [self.fixture_of(p) for p in extra]
-        handle.ignored_hosts = ignored
+        handle.ignored_hosts = frozenset(map(str, settings.get("ignore_hosts") or ()))
+        handle.takes_loopback = not settings.get("ignore_localhost")  # vcrpy records localhost by default
         handle.start()
 
     def name_of(self, cassette: Path) -> str:

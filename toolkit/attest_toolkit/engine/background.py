@@ -14,6 +14,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import listeners
+
 if TYPE_CHECKING:
     from aiohttp import web
 
@@ -85,6 +87,7 @@ class BackgroundServer:
         self._listener: asyncio.Server | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
+        listeners.own(self._thread)
         self._runner: web.AppRunner | None = None
         self._web: asyncio.Future[Callable[[], Any]] | None = None
         self._started = False

@@ -100,12 +100,16 @@ class EngineProcess:
         no_live: bool,
         match: str = "strict",
         ignore: Sequence[str] = (),
+        test: str | None = None,
     ) -> tuple[str, dict[str, str]]:
+        """`test`: the pytest node id replaying, which a miss names in its re-record hint."""
         spec: dict[str, Any] = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
         if match != "strict":
             spec["match"] = match
         if ignore:
             spec["ignore"] = list(ignore)
+        if test:
+            spec["test"] = test
         if not self.lane.closed:
             spec["lane"] = True
         reply = self._call({"open": spec}, "opening this replay")

@@ -249,6 +249,7 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
                 spec.get("match", "strict"),
                 spec.get("ignore", ()),
                 spec.get("id"),
+                spec.get("test") if isinstance(spec.get("test"), str) else None,
             )
             reply: dict[str, Any] = {"id": sid, "env": env}
             session = app.serving(sid) if spec.get("lane") else None

@@ -106,9 +106,11 @@ class ReplayApp:
         match: str = "strict",
         ignore: Sequence[str] = (),
         sid: str | None = None,
+        test: str | None = None,
     ) -> tuple[str, dict[str, str]]:
         """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
-        fixture's own; `sid`: the id its runner chose (the per-run secret, as random as ours)."""
+        fixture's own; `sid`: the id its runner chose (the per-run secret, as random as ours); `test`:
+        the pytest node id replaying, which a miss names in its re-record hint."""
         if sid is not None and (not SESSION_ID.fullmatch(sid) or sid in self.sessions):
             raise AttestError("a session id is 16 to 64 lowercase hex digits, not one already open")
         if mode not in MODES:
@@ -119,7 +121,7 @@ class ReplayApp:
             loaded = [self.store.get(p) for p in fixtures]
         sid = sid or os.urandom(8).hex()  # what secrets.token_hex(8) is, without importing that module
         rules = parse_ignore(ignore, "the run's ignore rules")
-        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules)
+        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules, test)
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:

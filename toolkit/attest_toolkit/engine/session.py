@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from .. import rerecord
 from ..last_miss import in_ci
 from ..normalize import describe_components
 from ..normalize.rules import Rule, masked_hashes
@@ -62,8 +63,10 @@ class Session:
         match: str = "strict",
         secrets: Secrets | None = None,
         rules: tuple[Rule, ...] = (),
+        test: str | None = None,
     ) -> None:
         self.fixtures = fixtures
+        self.test = test  # the pytest node id that opened the session, for a miss's re-record hint
         self.secrets = secrets  # to decompose a recording a miss is compared with; None: no paths named
         self.mode: Mode = mode
         self.no_live = no_live
@@ -150,9 +153,15 @@ class Session:
         return self.recordings[position]
 
     def _hinted(self, miss: Miss) -> Miss:
-        """A miss whose re-record command names the fixtures directory when it is not the default."""
+        """A miss whose re-record command fits how its fixture was made (see `rerecord`): `attest
+        capture --refresh`, naming the fixtures directory when it is not the default, for a recorded
+        command; else `pytest --attest-record=new` with the test that opened the session (or the one
+        that recorded the fixture)."""
         loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)
-        return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path) if loaded else None)
+        if loaded is not None and rerecord.by_command(loaded.source):
+            return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path))
+        test = self.test or (loaded.source.get("test") if loaded is not None else None)
+        return replace(miss, message=rerecord.for_test(miss.message, test))
 
     def _values(self, rec: Recording, components: dict[str, Any] | None) -> tuple[dict, dict] | None:
         """The recorded and the sent components, normalized alike, when both can be had."""
