@@ -3,8 +3,10 @@
 Reads the cassette forms found in the wild: stock vcrpy YAML (bodies as text, or `!!binary` when the
 recorded body was compressed or not UTF-8), vcrpy's JSON serializer, pydantic-ai's serializer (JSON
 bodies stored as a structured `parsed_body`), and the older httpx form (`status_code`, `content`).
-Every interaction goes through one `normalize.Templater`, so ids stay consistent across the whole
-import and credentials are redacted before anything is written.
+Every interaction goes through one `normalize.Templater`, so credentials are redacted before anything
+is written; ids and timestamps stay as the cassette recorded them (its tests assert them). A request to
+a provider's API host (the registry names it) is a model call of that provider; any other host's is
+plain HTTP.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -28,7 +30,8 @@ from . import fixture as fx
 from . import plain_http
 from .errors import AttestError, UsageError, read_text
 from .guard.hosts import is_blocked_host
-from .normalize import Exchange, Templater, provider_for
+from .normalize import Exchange, Templater
+from .providers import provider_for, provider_of_host, route
 from .repo_root import fixtures_root, relative_to_root
 from .secrets import Secrets, environment_secrets
 
@@ -297,19 +300,17 @@ def decode_body(raw: bytes, content_encoding: str) -> bytes:
     return raw
 
 
-_OPENAI_HOST = re.compile(r"(?:[a-z0-9-]+\.)*(?:openai\.com|openai\.azure\.com)\.?", re.IGNORECASE)
-_ANTHROPIC_HOST = re.compile(r"(?:[a-z0-9-]+\.)*anthropic\.com\.?", re.IGNORECASE)
 _LOOPBACK = re.compile(r"localhost|127(?:\.[0-9]+){3}|\[?::1\]?", re.IGNORECASE)
 
 
 def provider_of(host: str, path: str) -> str | None:
-    """The provider by host: OpenAI's (api.openai.com, *.openai.azure.com) or Anthropic's API hosts (the
-    provider host list: not cdn.openai.com, where a test fetches a file); by path for a proxy or gateway
-    on loopback; None for any other host, which is not a provider attest replays."""
-    if is_blocked_host(host) and _OPENAI_HOST.fullmatch(host):
-        return "openai"
-    if is_blocked_host(host) and _ANTHROPIC_HOST.fullmatch(host):
-        return "anthropic"
+    """The provider a request went to: by host, for a provider API host the guard blocks (the registry
+    names it: not cdn.openai.com or storage.googleapis.com, where a test fetches a file); by path for a
+    proxy or gateway on loopback; None for any other host, which is not a provider attest replays."""
+    if is_blocked_host(host):
+        named = provider_of_host(host)
+        # google-genai can send Vertex AI's paths to the Gemini host: the path tells them apart.
+        return route(named, path)[0] if named is not None else None
     if _LOOPBACK.fullmatch(host):
         return provider_for(path)
     return None
@@ -340,16 +341,18 @@ def exchange_of(interaction: Any) -> Entry:
     request_body = _request_body(request)
     if not _header(headers, "content-type"):
         headers.append(("content-type", _guess_content_type(request_body, body)))
+    provider = provider_of(parts.hostname, unquote(parts.path) or "/")
     exchange = Exchange(
         method=method,
-        path=parts.path or "/",
+        # A model call's path as the proxy sees it, unescaped (boto3 escapes the `:` of a model id).
+        path=(unquote(parts.path) if provider is not None else parts.path) or "/",
         query=parts.query,
         request_body=request_body,
         status=_status(response),
         response_headers=headers,
         response_body=body,
     )
-    return Entry(exchange, provider_of(parts.hostname, exchange.path), parts.hostname, uri)
+    return Entry(exchange, provider, parts.hostname, uri)
 
 
 def entries_of(path: str | Path) -> list[Entry]:
@@ -379,7 +382,7 @@ def build_fixture(
     `source.imported_from` names the cassettes relative to `root` (the repository)."""
     kept = [(entry.exchange, entry.provider) for entry in entries if entry.provider is not None]
     plain = [_plain(entry, secrets) for entry in entries if entry.provider is None]
-    templater = Templater(secrets)
+    templater = Templater(secrets, verbatim=True)  # the recorded ids, as the tests assert them
     interactions = []
     for done, (exchange, provider) in enumerate(kept, start=1):
         interactions.append(templater.record(exchange, provider))

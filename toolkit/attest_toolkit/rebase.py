@@ -75,7 +75,10 @@ class Rebaser:
         self.path = path
         self.secrets = secrets
         self.base = ReplayFirst(path, secrets, match="lenient")
-        self.templater = Templater(secrets)
+        # An imported fixture holds the cassette's ids as recorded (see importer): a rebased request
+        # keeps the ones it echoes alike, so it answers the same tool calls its recording did.
+        imported = bool(self.base.doc.get("source", {}).get("imported_from"))
+        self.templater = Templater(secrets, verbatim=imported)
         self.templater.reserve(dumps(self.base.doc))  # a new value never takes an existing number
         self.interactions: list[Interaction] = []  # the run's calls as the fixture will store them
         self.drifts: list[Drift] = []

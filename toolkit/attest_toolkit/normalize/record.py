@@ -40,15 +40,24 @@ class Exchange:
     response_body: bytes  # already decompressed (gzip/deflate/br) by the caller
 
 
-class Templater:
-    """Redacts secrets and templates volatile values across the exchanges of one run, in order."""
+def _as_is(text: str) -> str:
+    return text
 
-    def __init__(self, secrets: Secrets) -> None:
+
+class Templater:
+    """Redacts secrets and templates volatile values across the exchanges of one run, in order.
+
+    `verbatim` keeps ids and timestamps as they are (only redacted): an imported cassette's values are
+    already fixed, and its tests assert them (snapshots), so replay serves them as recorded. A request
+    that echoes a recorded id then holds it as its response did; matching renumbers both alike."""
+
+    def __init__(self, secrets: Secrets, *, verbatim: bool = False) -> None:
         self.secrets = secrets
+        self._verbatim = verbatim
         self._numbering = Numbering(renumber=False)
-        self._walker = Walker(secrets, self._numbering.apply)
+        self._walker = Walker(secrets, _as_is if verbatim else self._numbering.apply)
         # Responses: only ids and timestamps that are values of their own (see volatile._whole).
-        self._response_walker = Walker(secrets, self._numbering.apply_value)
+        self._response_walker = Walker(secrets, _as_is if verbatim else self._numbering.apply_value)
         self._timestamps = Timestamps()
 
     def learn(self, values: Iterable[str]) -> None:
@@ -105,7 +114,8 @@ class Templater:
     def _body(self, body: Body) -> Body:
         """A response body."""
         if "json" in body:
-            return {"json": self._response_walker.walk(self._timestamps.json(body["json"]))}
+            value = body["json"] if self._verbatim else self._timestamps.json(body["json"])
+            return {"json": self._response_walker.walk(value)}
         if "sse" in body:
             # A secret can be streamed in pieces that no single event holds: the joined streams are
             # redacted first, while every piece is still as the provider sent it.
@@ -122,7 +132,8 @@ class Templater:
         return redact_encoded(body, self.secrets)
 
     def _quoted(self, text: str) -> str:
-        return self._timestamps.text(self._numbering.apply_quoted(self._walker.redact(text)))
+        text = self._walker.redact(text)
+        return text if self._verbatim else self._timestamps.text(self._numbering.apply_quoted(text))
 
     def _headers(self, headers: list[tuple[str, str]], provider: str) -> dict[str, str]:
         found = PROVIDERS.get(provider)
@@ -132,5 +143,6 @@ class Templater:
             lowered = name.lower()
             if (lowered in KEPT_HEADERS or lowered in own) and lowered not in kept:
                 value = self._walker.redact(value)
-                kept[lowered] = self._numbering.apply_value(value) if KEPT_HEADERS.get(lowered) else value
+                templated = KEPT_HEADERS.get(lowered) and not self._verbatim
+                kept[lowered] = self._numbering.apply_value(value) if templated else value
         return kept

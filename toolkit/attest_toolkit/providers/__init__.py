@@ -47,15 +47,19 @@ ID_PREFIXES: frozenset[str] = frozenset(prefix for _, prefix in ID_SHAPES)
 
 def provider_for(path: str, hint: str | None = None) -> str:
     """The provider of a request path; `hint` (a provider or host name) wins."""
-    if hint:
-        lowered = hint.lower()
-        for p in [*_SPECIFIC, DEFAULT]:
-            if any(mark in lowered for mark in p.host_marks):
-                return p.name
+    named = provider_of_host(hint) if hint else None
+    if named is not None:
+        return named
     for p in _SPECIFIC:
         if p.path is not None and p.path.search(path):
             return p.name
     return DEFAULT.name
+
+
+def provider_of_host(host: str) -> str | None:
+    """The provider whose host marks `host` (a host or provider name) carries, or None."""
+    lowered = host.lower()
+    return next((p.name for p in [*_SPECIFIC, DEFAULT] if any(m in lowered for m in p.host_marks)), None)
 
 
 def route(provider: str, path: str) -> tuple[str, str]:
@@ -145,5 +149,6 @@ __all__ = [
     "error_headers",
     "model_of",
     "provider_for",
+    "provider_of_host",
     "route",
 ]
