@@ -3,8 +3,10 @@ official openai npm package, in the same run (bench/node, its own package.json).
 
 Per call (node/per_call.mjs, one process, the variants taking turns block by block): a non-streamed
 call and a 40-event stream read to the end. Per test: a 100-test Vitest file per variant
-(node/pertest), each file run three times, the variants taking turns, the whole run timed. Start-up:
-an engine to its first session, and a test's session cycle on a running engine.
+(node/pertest), each file run three times, the variants taking turns, the whole run timed; the package
+is this checkout's build installed into bench/node's node_modules, set up as its README says (the
+attestReplay() plugin), and attest's file runs once more per turn without the plugin. Start-up: an
+engine to its first session, and a test's session cycle on a running engine.
 
 Every variant but aimock serves the bytes the engine serves for the fixture (its own recordings);
 aimock builds its answers from its own fixture format, so it gets the same text, framed its way.
@@ -27,6 +29,8 @@ from common import BENCH, Route, Row
 
 NODE = BENCH / "node"
 VITEST = NODE / "node_modules" / "vitest" / "vitest.mjs"
+PACKAGE = BENCH.parent / "sdks" / "vitest"
+INSTALLED = NODE / "node_modules" / "@attest-ai" / "vitest"
 QUESTION = "What is the refund policy for order O-1042?"
 ANSWER = "Refunds are accepted within 30 days of delivery; order O-1042 qualifies."
 WORDS = 36  # 40 events: the role, 36 words, the finish, the usage and [DONE]
@@ -77,6 +81,15 @@ def spec_file(workdir: Path, size: Size) -> Path:
     return path
 
 
+def install_package() -> None:
+    """This checkout's built package into bench/node's node_modules, as `npm install` of its tarball
+    puts it: Vitest then loads it as it loads any installed package (natively, not through Vite's
+    transform), and its own `vitest` import finds the suite's Vitest."""
+    shutil.rmtree(INSTALLED, ignore_errors=True)
+    shutil.copytree(PACKAGE / "dist", INSTALLED / "dist")
+    shutil.copy2(PACKAGE / "package.json", INSTALLED / "package.json")
+
+
 def node_env(spec: Path) -> dict[str, str]:
     bin_dir = str(Path(sys.executable).parent)  # this checkout's attest-engine first on PATH
     return common.clean_env(
@@ -93,35 +106,42 @@ def per_call(spec: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def whole_file(spec: Path, name: str) -> float:
-    """Seconds for `vitest run` of the variant's 100-test file, start to exit."""
-    env = node_env(spec)
-    if name != "attest":  # the shared file imports the package, which would start an engine unused
-        env["ATTEST_REPLAY"] = "off"
+# The per-test files' runs: the test file, and what the run's environment adds. The other variants'
+# files import the package too (they share one test file with attest's) and run with replay off, so
+# neither the package nor the plugin starts an engine in them.
+NO_PLUGIN = "attest, without attestReplay()"
+RUNS = {
+    "attest": ("attest", {}),
+    NO_PLUGIN: ("attest", {"BENCH_NO_PLUGIN": "1"}),
+    **{name: (file, {"ATTEST_REPLAY": "off"}) for name, file in VARIANTS.items()},
+}
+
+
+def whole_file(spec: Path, file: str, extra: dict[str, str]) -> float:
+    """Seconds for `vitest run` of a variant's 100-test file, start to exit."""
     start = time.perf_counter()
     done = subprocess.run(
-        ["node", str(VITEST), "run", f"pertest/{name}.test.mjs"],
+        ["node", str(VITEST), "run", f"pertest/{file}.test.mjs"],
         cwd=NODE,
         capture_output=True,
         text=True,
-        env=env,
+        env={**node_env(spec), **extra},
         timeout=900,
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(
-            f"bench/node/pertest/{name}.test.mjs failed:\n" + (done.stdout + done.stderr)[-3000:]
+            f"bench/node/pertest/{file}.test.mjs failed:\n" + (done.stdout + done.stderr)[-3000:]
         )
     return elapsed
 
 
 def per_test(spec: Path, runs: int) -> dict[str, float]:
-    files = {"attest": "attest", **VARIANTS}
-    times: dict[str, list[float]] = {name: [] for name in files}
+    times: dict[str, list[float]] = {name: [] for name in RUNS}
     for run in range(runs):
-        order = list(files)[run % len(files) :] + list(files)[: run % len(files)]  # variants take turns
+        order = list(RUNS)[run % len(RUNS) :] + list(RUNS)[: run % len(RUNS)]  # variants take turns
         for name in order:
-            times[name].append(whole_file(spec, files[name]))
+            times[name].append(whole_file(spec, *RUNS[name]))
     return {name: common.median(values) for name, values in times.items()}
 
 
@@ -138,6 +158,7 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
             Row("node", "not run: bench/node has no node_modules (`make bench` installs them)", "", "", "")
         ]
     size = QUICK if quick else FULL
+    install_package()
     spec = spec_file(workdir, size)
     calls = per_call(spec)
     whole = per_test(spec, size.runs)
@@ -153,6 +174,8 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
         target = PER_TEST_TARGET if other == "msw" else None
         measure = f"per test: a 100-test Vitest file, whole run ({runs}): attest vs {other}"
         rows.append(row(measure, whole["attest"], whole[other], target, unit="s"))
+    measure = f"per test, as above, without attestReplay() in the config: attest vs msw ({runs})"
+    rows.append(row(measure, whole[NO_PLUGIN], whole["msw"], unit="s"))
     listen = start["msw_listen"] / 1e3
     first = "useReplay start-up: the worker's engine to its first session vs msw's setupServer().listen()"
     later = "useReplay in a later test: a session's open and close vs msw's setupServer().listen()"

@@ -1,18 +1,12 @@
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-
 import { defineConfig } from "vitest/config";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+import { attestReplay } from "@attest-ai/vitest/plugin";
 
-// The per-test files: each variant's 100 tests, one file each. @attest-ai/vitest comes from this
-// checkout's build, and every `vitest` import (its own included) from this directory's Vitest.
+// The per-test files: each variant's 100 tests, one file each. @attest-ai/vitest is this checkout's
+// build, installed into node_modules as a user installs it (../node_suite.py copies it there), and set
+// up as its README says: attestReplay() starts each worker's engine as the worker starts
+// (BENCH_NO_PLUGIN=1 leaves it out, for the package's default: the engine starts when the file imports it).
 export default defineConfig({
-  resolve: {
-    alias: [
-      { find: /^@attest-ai\/vitest$/, replacement: path.resolve(here, "../../sdks/vitest/dist/index.js") },
-      { find: /^vitest$/, replacement: fileURLToPath(import.meta.resolve("vitest")) },
-    ],
-  },
+  plugins: process.env.BENCH_NO_PLUGIN === "1" ? [] : [attestReplay()],
   test: { include: ["pertest/*.test.mjs"], testTimeout: 60_000, fileParallelism: false },
 });

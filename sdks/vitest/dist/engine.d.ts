@@ -4,10 +4,11 @@
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
  *
  * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
- * after the first such open the client opens the next one with an id of its own and does not wait for
- * the answer: the test's calls follow the open line, and the engine reads that line before any call
- * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
- * after all fails its test there, with the engine's one line.
+ * the first such open asks the engine for a template (attest_toolkit/engine/ahead.py): a prefix and a
+ * key with which this side makes the next sessions' ids itself. Such a test writes no open at all: its
+ * variables are known at once, and the engine opens its session on the first call naming the id (or
+ * at its close). Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's line.
  */
 import type { BypassReport, Refusal } from "./bypass.js";
 import { type Mode } from "./mode.js";
@@ -56,6 +57,8 @@ export declare const DEFAULT_ENGINE = "attest-engine";
  * useReplay starts it again and reports it.
  */
 export declare function startEarly(enginePath?: string): void;
+/** startEarly for the default engine, unless replay is off (ATTEST_REPLAY=off starts nothing). */
+export declare function startDefault(): void;
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
 export declare function workerEngine(enginePath: string): Promise<WorkerEngine>;
 export declare class WorkerEngine {
@@ -64,8 +67,8 @@ export declare class WorkerEngine {
     readonly ready: Promise<void>;
     private readonly child;
     private readonly awaiting;
-    private readonly envs;
-    private readonly opening;
+    private readonly templates;
+    private readonly made;
     private stderr;
     private exitCode;
     constructor(enginePath: string, environment: string);
@@ -78,8 +81,6 @@ export declare class WorkerEngine {
     close(id: string, bypass?: BypassReport): Promise<ReplaySummary>;
     /** The answer a call that went around the replay gets, in the engine's words. */
     refusal(host: string): Promise<Refusal>;
-    /** Whether an open sent without waiting worked, and gave the variables the test was told. */
-    private opened;
     private start;
     /** One request, once the engine is ready, and its answer. */
     private request;

@@ -4,13 +4,14 @@
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
  *
  * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
- * after the first such open the client opens the next one with an id of its own and does not wait for
- * the answer: the test's calls follow the open line, and the engine reads that line before any call
- * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
- * after all fails its test there, with the engine's one line.
+ * the first such open asks the engine for a template (attest_toolkit/engine/ahead.py): a prefix and a
+ * key with which this side makes the next sessions' ids itself. Such a test writes no open at all: its
+ * variables are known at once, and the engine opens its session on the first call naming the id (or
+ * at its close). Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's line.
  */
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import { ReplayError } from "./mode.js";
 // What the engine printed on standard error, kept short for the error message.
@@ -26,6 +27,11 @@ export const DEFAULT_ENGINE = "attest-engine";
  */
 export function startEarly(enginePath = DEFAULT_ENGINE) {
     workerEngine(enginePath).catch(() => undefined);
+}
+/** startEarly for the default engine, unless replay is off (ATTEST_REPLAY=off starts nothing). */
+export function startDefault() {
+    if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off")
+        startEarly();
 }
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
 export async function workerEngine(enginePath) {
@@ -58,8 +64,8 @@ function environmentPrint() {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
 }
-// Where a session's id stands in its variables (`.../r/<id>/openai/v1`), in the ones kept for reuse.
-const ID_SLOT = "/r/\u0000/";
+// Where a session's id stands in a template's variables (`.../r/<id>/openai/v1`); the engine's own.
+const ID_SLOT = "\u0000";
 export class WorkerEngine {
     enginePath;
     environment;
@@ -68,9 +74,9 @@ export class WorkerEngine {
     // Whoever waits for each answer still to come, in the order the requests were written: the engine
     // answers in that order.
     awaiting = [];
-    // A session's variables with its id taken out, by fixture, mode and guard (see the module comment).
-    envs = new Map();
-    opening = new Map();
+    // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
+    templates = new Map();
+    made = new Map();
     stderr = "";
     exitCode; // undefined while it runs
     constructor(enginePath, environment) {
@@ -104,46 +110,40 @@ export class WorkerEngine {
     async open(spec) {
         const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
         const key = JSON.stringify(open);
-        const known = this.envs.get(key);
-        if (known !== undefined && this.exitCode === undefined) {
-            const id = randomBytes(8).toString("hex"); // as random as the engine's own ids
-            const env = withId(known, id);
-            this.opening.set(id, { reply: this.send({ open: { ...open, id } }), key, env });
-            return { id, env };
+        const template = this.templates.get(key);
+        if (template !== undefined && this.exitCode === undefined) {
+            const nonce = randomBytes(8).toString("hex"); // as random as the engine's own ids
+            const id = template.prefix + nonce + createHmac("sha256", template.key).update(nonce).digest("hex").slice(0, 16);
+            this.made.set(id, key);
+            return { id, env: withId(template.env, id) };
         }
-        const reply = await this.request({ open }, "opening this replay");
+        const reply = await this.request({ open: { ...open, ahead: true } }, "opening this replay");
         const id = reply.id;
         const env = reply.env;
+        const ahead = reply.ahead;
         const kept = withoutId(env, id);
-        if (kept !== undefined)
-            this.envs.set(key, kept);
+        if (ahead !== undefined && kept !== undefined) {
+            this.templates.set(key, { prefix: ahead.prefix, key: Buffer.from(ahead.key, "hex"), env: kept });
+        }
         return { id, env };
     }
     /** End the session; the engine counts what went around it (`bypass`) in its summary. */
     async close(id, bypass) {
-        const opening = this.opening.get(id);
-        if (opening !== undefined) {
-            this.opening.delete(id);
-            await this.opened(id, opening);
-        }
+        const key = this.made.get(id);
+        this.made.delete(id);
         const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
+        if (reply.rewritten === true) {
+            if (key !== undefined)
+                this.templates.delete(key);
+            const error = new ReplayError("attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again");
+            error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
+            throw error;
+        }
         return reply.summary;
     }
     /** The answer a call that went around the replay gets, in the engine's words. */
     async refusal(host) {
         return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay"));
-    }
-    /** Whether an open sent without waiting worked, and gave the variables the test was told. */
-    async opened(id, opening) {
-        const reply = this.checked(await opening.reply, "serving this replay"); // the test ran meanwhile
-        const env = reply.env;
-        if (JSON.stringify(env) === JSON.stringify(opening.env))
-            return;
-        this.envs.delete(opening.key);
-        await this.request({ close: id }, "serving this replay");
-        const error = new ReplayError("attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again");
-        error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
-        throw error;
     }
     async start(first) {
         await new Promise((resolve, reject) => {
@@ -208,11 +208,11 @@ export class WorkerEngine {
 }
 /** A session's variables with its id taken out; undefined when the id shows anywhere else. */
 function withoutId(env, id) {
-    const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(ID_SLOT)]));
+    const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(`/r/${ID_SLOT}/`)]));
     return Object.values(kept).some((value) => value.includes(id)) ? undefined : kept;
 }
 function withId(kept, id) {
-    return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(`/r/${id}/`)]));
+    return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(id)]));
 }
 /** A JSON object line, else undefined. */
 function parse(line) {

@@ -4,14 +4,15 @@
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
  *
  * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
- * after the first such open the client opens the next one with an id of its own and does not wait for
- * the answer: the test's calls follow the open line, and the engine reads that line before any call
- * naming the id. Only the close is waited for (the verdict needs its summary); an open that failed
- * after all fails its test there, with the engine's one line.
+ * the first such open asks the engine for a template (attest_toolkit/engine/ahead.py): a prefix and a
+ * key with which this side makes the next sessions' ids itself. Such a test writes no open at all: its
+ * variables are known at once, and the engine opens its session on the first call naming the id (or
+ * at its close). Only the close is waited for (the verdict needs its summary); an open that failed
+ * after all fails its test there, with the engine's line.
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 
 import type { BypassReport, Refusal } from "./bypass.js";
@@ -77,6 +78,11 @@ export function startEarly(enginePath = DEFAULT_ENGINE): void {
   workerEngine(enginePath).catch(() => undefined);
 }
 
+/** startEarly for the default engine, unless replay is off (ATTEST_REPLAY=off starts nothing). */
+export function startDefault(): void {
+  if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off") startEarly();
+}
+
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
 export async function workerEngine(enginePath: string): Promise<WorkerEngine> {
   const registry = ((globalThis as Record<symbol, unknown>)[ENGINES] ??= new Map()) as Registry;
@@ -107,16 +113,16 @@ function environmentPrint(): string {
   return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
 }
 
-// Where a session's id stands in its variables (`.../r/<id>/openai/v1`), in the ones kept for reuse.
-const ID_SLOT = "/r/\u0000/";
+// Where a session's id stands in a template's variables (`.../r/<id>/openai/v1`); the engine's own.
+const ID_SLOT = "\u0000";
 
 type Reply = Record<string, unknown> | undefined; // undefined: the engine exited first
 
-/** An open sent without waiting: its answer, and what the test was told its variables are. */
-interface Opening {
-  reply: Promise<Reply>;
-  key: string;
-  env: Record<string, string>;
+/** What the engine gave for making sessions of one fixture, mode and guard without a line. */
+interface Template {
+  prefix: string;
+  key: Buffer;
+  env: Record<string, string>; // the id at ID_SLOT
 }
 
 export class WorkerEngine {
@@ -125,9 +131,9 @@ export class WorkerEngine {
   // Whoever waits for each answer still to come, in the order the requests were written: the engine
   // answers in that order.
   private readonly awaiting: Array<(reply: Reply) => void> = [];
-  // A session's variables with its id taken out, by fixture, mode and guard (see the module comment).
-  private readonly envs = new Map<string, Record<string, string>>();
-  private readonly opening = new Map<string, Opening>();
+  // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
+  private readonly templates = new Map<string, Template>();
+  private readonly made = new Map<string, string>();
   private stderr = "";
   private exitCode: number | null | undefined; // undefined while it runs
 
@@ -164,49 +170,43 @@ export class WorkerEngine {
   async open(spec: SessionSpec): Promise<OpenSession> {
     const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
     const key = JSON.stringify(open);
-    const known = this.envs.get(key);
-    if (known !== undefined && this.exitCode === undefined) {
-      const id = randomBytes(8).toString("hex"); // as random as the engine's own ids
-      const env = withId(known, id);
-      this.opening.set(id, { reply: this.send({ open: { ...open, id } }), key, env });
-      return { id, env };
+    const template = this.templates.get(key);
+    if (template !== undefined && this.exitCode === undefined) {
+      const nonce = randomBytes(8).toString("hex"); // as random as the engine's own ids
+      const id = template.prefix + nonce + createHmac("sha256", template.key).update(nonce).digest("hex").slice(0, 16);
+      this.made.set(id, key);
+      return { id, env: withId(template.env, id) };
     }
-    const reply = await this.request({ open }, "opening this replay");
+    const reply = await this.request({ open: { ...open, ahead: true } }, "opening this replay");
     const id = reply.id as string;
     const env = reply.env as Record<string, string>;
+    const ahead = reply.ahead as { prefix: string; key: string } | undefined;
     const kept = withoutId(env, id);
-    if (kept !== undefined) this.envs.set(key, kept);
+    if (ahead !== undefined && kept !== undefined) {
+      this.templates.set(key, { prefix: ahead.prefix, key: Buffer.from(ahead.key, "hex"), env: kept });
+    }
     return { id, env };
   }
 
   /** End the session; the engine counts what went around it (`bypass`) in its summary. */
   async close(id: string, bypass?: BypassReport): Promise<ReplaySummary> {
-    const opening = this.opening.get(id);
-    if (opening !== undefined) {
-      this.opening.delete(id);
-      await this.opened(id, opening);
-    }
+    const key = this.made.get(id);
+    this.made.delete(id);
     const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
+    if (reply.rewritten === true) {
+      if (key !== undefined) this.templates.delete(key);
+      const error = new ReplayError(
+        "attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again",
+      );
+      error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
+      throw error;
+    }
     return reply.summary as ReplaySummary;
   }
 
   /** The answer a call that went around the replay gets, in the engine's words. */
   async refusal(host: string): Promise<Refusal> {
     return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay")) as unknown as Refusal;
-  }
-
-  /** Whether an open sent without waiting worked, and gave the variables the test was told. */
-  private async opened(id: string, opening: Opening): Promise<void> {
-    const reply = this.checked(await opening.reply, "serving this replay"); // the test ran meanwhile
-    const env = reply.env as Record<string, string>;
-    if (JSON.stringify(env) === JSON.stringify(opening.env)) return;
-    this.envs.delete(opening.key);
-    await this.request({ close: id }, "serving this replay");
-    const error = new ReplayError(
-      "attest replay: this replay's fixture was rewritten while the tests ran and now serves other variables; run the test again",
-    );
-    error.stack = `${error.name}: ${error.message}`; // one line: where the hook threw says nothing
-    throw error;
   }
 
   private async start(first: Promise<Reply>): Promise<void> {
@@ -275,12 +275,12 @@ export class WorkerEngine {
 
 /** A session's variables with its id taken out; undefined when the id shows anywhere else. */
 function withoutId(env: Record<string, string>, id: string): Record<string, string> | undefined {
-  const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(ID_SLOT)]));
+  const kept = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.split(`/r/${id}/`).join(`/r/${ID_SLOT}/`)]));
   return Object.values(kept).some((value) => value.includes(id)) ? undefined : kept;
 }
 
 function withId(kept: Record<string, string>, id: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(`/r/${id}/`)]));
+  return Object.fromEntries(Object.entries(kept).map(([name, value]) => [name, value.split(ID_SLOT).join(id)]));
 }
 
 /** A JSON object line, else undefined. */

@@ -4,7 +4,7 @@
  */
 
 import * as guard from "./guard/index.js";
-import { startEarly } from "./engine.js";
+import { startDefault } from "./engine.js";
 import { egressFromEnv } from "./mode.js";
 
 export { useReplay, DEFAULT_FIXTURES_DIR, type ReplayHandle, type ReplayOptions } from "./replay.js";
@@ -15,8 +15,8 @@ export { EgressBlockedError, BLOCKED_HOSTS, isBlockedHost } from "./guard/index.
 export { guard };
 
 // The worker's engine starts while the test file is still importing (unless replay is off), as the
-// pytest helper starts its engine while pytest collects.
-if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off") startEarly();
+// pytest helper starts its engine while pytest collects; attestReplay() (./plugin.js) starts it sooner.
+startDefault();
 
 // ATTEST_EGRESS=block (what the action's `network: guard` sets) guards the whole test file from the
 // moment it imports this package, as the pytest plugin guards the whole session.

@@ -32,12 +32,16 @@ function runProject(name: string, ...args: string[]): Run {
 }
 
 function runWith(extra: Record<string, string>, name: string, ...args: string[]): Run {
+  return runIn(PROJECT, extra, name, ...args);
+}
+
+function runIn(project: string, extra: Record<string, string>, name: string, ...args: string[]): Run {
   const pids = path.join(dir, `${name}.pids`);
   const json = path.join(dir, `${name}.json`);
   const dropped = new Set(["CI", "ATTEST_REPLAY", "FORCE_COLOR"]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && !dropped.has(k)));
   const done = spawnSync("node", [VITEST, "run", "--reporter=json", `--outputFile=${json}`, ...args], {
-    cwd: PROJECT,
+    cwd: project,
     env: { ...env, ATTEST_TEST_ENGINE: ENGINE, ATTEST_TEST_PIDS: pids, NO_COLOR: "1", ...extra },
     encoding: "utf8",
   });
@@ -93,17 +97,39 @@ it("starts one engine for a worker that runs every file, without isolation", asy
   expect(await allEnded(run.engines)).toBe(true);
 });
 
-it("starts the default engine while the file imports, and every test uses it", async () => {
-  // attest-engine on PATH is a wrapper that writes down each engine, then runs the real one.
-  const real = spawnSync("sh", ["-c", "command -v attest-engine"], { encoding: "utf8" }).stdout.trim();
+/** PATH with attest-engine a wrapper that writes down each engine, then runs the real one. */
+function wrappedPath(): string {
   const bin = path.join(dir, "bin");
-  mkdirSync(bin);
-  writeFileSync(path.join(bin, "attest-engine"), `#!/bin/sh\necho $$ >> "$ATTEST_TEST_PIDS"\nexec ${real} "$@"\n`);
-  chmodSync(path.join(bin, "attest-engine"), 0o755);
-  const run = runWith({ PATH: bin + path.delimiter + process.env.PATH }, "early", "early.test.ts");
+  if (!existsSync(bin)) {
+    const real = spawnSync("sh", ["-c", "command -v attest-engine"], { encoding: "utf8" }).stdout.trim();
+    mkdirSync(bin);
+    writeFileSync(path.join(bin, "attest-engine"), `#!/bin/sh\necho $$ >> "$ATTEST_TEST_PIDS"\nexec ${real} "$@"\n`);
+    chmodSync(path.join(bin, "attest-engine"), 0o755);
+  }
+  return bin + path.delimiter + process.env.PATH;
+}
+
+it("starts the default engine while the file imports, and every test uses it", async () => {
+  const run = runWith({ PATH: wrappedPath() }, "early", "early.test.ts");
   expect(run.status, run.output).toBe(0);
   expect(run.engines).toHaveLength(1);
   expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts the engine as the worker starts with attestReplay(), before the user's setup file", async () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const run = runIn(project, { PATH: wrappedPath() }, "plugin", "plugin.test.ts");
+  expect(run.status, run.output).toBe(0);
+  expect(Object.values(run.results).map((t) => t.status)).toEqual(Array(3).fill("passed"));
+  expect(run.engines).toHaveLength(1);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts no engine with attestReplay() when replay is off", () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const run = runIn(project, { PATH: wrappedPath(), ATTEST_REPLAY: "off" }, "plugin-off", "plugin.test.ts", "-t", "before the user");
+  expect(run.results["has the worker's engine starting before the user's setup file ran"].status).toBe("failed");
+  expect(run.engines).toHaveLength(0);
 });
 
 it("fails the test that saw its engine die in one line, and replaces the engine for the next", async () => {

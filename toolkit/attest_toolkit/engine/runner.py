@@ -242,23 +242,30 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
         request = json.loads(line)
         if "open" in request:
             spec = request["open"]
-            sid, env = app.open(
-                spec["fixtures"],
-                spec.get("mode", "strict"),
-                bool(spec.get("no_live")),
-                spec.get("match", "strict"),
-                spec.get("ignore", ()),
-                spec.get("id"),
-                spec.get("test") if isinstance(spec.get("test"), str) else None,
-            )
+            arguments = {
+                "fixtures": spec["fixtures"],
+                "mode": spec.get("mode", "strict"),
+                "no_live": bool(spec.get("no_live")),
+                "match": spec.get("match", "strict"),
+                "ignore": spec.get("ignore", ()),
+            }
+            test = spec.get("test") if isinstance(spec.get("test"), str) else None
+            sid, env = app.open(**arguments, sid=spec.get("id"), test=test)
             reply: dict[str, Any] = {"id": sid, "env": env}
+            offer = app.aheads.offer(arguments, sid, env) if spec.get("ahead") else None
+            if offer is not None:  # the runner opens the next ones like it itself (engine.ahead)
+                reply["ahead"] = offer
             session = app.serving(sid) if spec.get("lane") else None
             if session is not None:  # what the runner needs to key its own calls for the lane
                 reply["served"] = session.served
             return reply
         if "refusal" in request:
             return bypass.refusal(str(request["refusal"]["host"]), request["refusal"]["runner"])
-        return {"summary": closed(app, request)}
+        summary = closed(app, request)
+        if request["close"] in app.rewritten:
+            app.rewritten.discard(request["close"])
+            return {"summary": summary, "rewritten": True}
+        return {"summary": summary}
     except AttestError as exc:
         return {"error": str(exc), "exit_code": exc.exit_code}
     except (ValueError, KeyError, TypeError):

@@ -29,6 +29,7 @@ from ..provider_env import placeholder_credentials, proxy_env
 from ..secrets import Secrets, environment_secrets
 from ..tools.declare import replay_env
 from . import aiohttp_imported
+from .ahead import Aheads
 from .background import BackgroundServer
 from .deadlines import Deadlines
 from .fastpath import FastConnections
@@ -61,16 +62,20 @@ def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
 class SessionTable(dict[str, Session]):
     """The open sessions by id. A runner may open a session and make its calls without waiting for
     the answer (see runner.ControlPipe): a call naming an id not open yet first reads the control
-    lines already sent, so the open it was sent after is never behind it."""
+    lines already sent, so the open it was sent after is never behind it; then, if the runner made
+    the id from a template (engine.ahead), the call opens it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.read_pending: Callable[[], None] | None = None
+        self.open_ahead: Callable[[str], bool] | None = None
 
     def get(self, sid: str, default: Session | None = None) -> Session | None:  # type: ignore[override]
         found = super().get(sid)
         if found is None and self.read_pending is not None:
             self.read_pending()
+            found = super().get(sid)
+        if found is None and self.open_ahead is not None and self.open_ahead(sid):
             found = super().get(sid)
         return default if found is None else found
 
@@ -85,6 +90,9 @@ class ReplayApp:
         self.deadlines = Deadlines.of(self.env)  # a bad one is a usage error now, before any call
         self.in_ci = last_miss.in_ci(env)
         self.sessions = SessionTable()
+        self.sessions.open_ahead = self._opened_by_call
+        self.aheads = Aheads()
+        self.rewritten: set[str] = set()  # sessions opened from a template that hand out other variables
         self.base_url = ""
         self._load_lock = threading.Lock()
         # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
@@ -139,7 +147,22 @@ class ReplayApp:
         session a write and the Vitest helper its open without waiting)."""
         return any(r.provider == "vertex" for f in self.sessions[sid].fixtures for r in f.recordings)
 
+    def open_ahead(self, sid: str) -> bool:
+        """Open session `sid` from its template (engine.ahead); False when it is not a template's."""
+        fits = self.aheads.open(sid, self.open)
+        if fits is False:
+            self.rewritten.add(sid)
+        return fits is not None
+
+    def _opened_by_call(self, sid: str) -> bool:
+        try:
+            return self.open_ahead(sid)
+        except Exception:  # the call gets the unknown session's answer; the close reports why
+            return False
+
     def close(self, sid: str) -> dict[str, Any]:
+        if sid not in self.sessions:
+            self.open_ahead(sid)  # a test that made no call: its session is opened to be closed
         session = self.sessions.pop(sid, None)
         if session is None:
             raise AttestError(f"no replay session {sid!r}")
