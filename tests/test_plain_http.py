@@ -643,3 +643,29 @@ def test_a_recorded_answer_keeps_no_secret_of_the_env_file(
     (item,) = fx.plain_interactions(fx.read_fixture(path))
     assert json.loads(item["response"]["body"]["text"])["key"] == "{{redacted}}"
     assert item["url"].endswith("/echo-requests") and SECRET not in path.read_text()
+
+
+BLOCK = """
+import os
+
+import requests
+
+def test_fetch(attest_replay):
+    with attest_replay("fetch"):
+        assert requests.get(f"http://files.example:{os.environ['FILES_PORT']}/block.png").content == b"PNG /block.png"
+"""
+
+
+def test_an_attest_replay_block_records_its_plain_http_too(
+    project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, files: ThreadingHTTPServer
+) -> None:
+    pytester.makepyfile(test_block=BLOCK)
+    pytester.runpytest_subprocess(
+        "-p", "no:recording", "--attest-record=once", "test_block.py"
+    ).assert_outcomes(passed=1)
+    path = project / f"tests/attest/fixtures/fetch{fx.SUFFIX}"
+    (item,) = fx.plain_interactions(fx.read_fixture(path))  # a fixture of plain HTTP alone
+    assert item["response"]["body"] == {"text": "PNG /block.png"}
+    stopped(files)
+    monkeypatch.setenv("CI", "1")
+    pytester.runpytest_subprocess("-p", "no:recording", "test_block.py").assert_outcomes(passed=1)

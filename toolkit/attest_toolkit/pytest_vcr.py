@@ -18,8 +18,7 @@ vcr_config keys: `filter_headers` holds by construction (a fixture keeps no requ
 `ignore_hosts` and `ignore_localhost` leave those hosts' plain HTTP alone (see `plain_http`: else
 it is replayed, and recorded with a record mode, loopback included as vcrpy does; never attest's own
 listeners), `ignore_hosts` unless it names a provider host, and `match_on` when it compares the body
-(attest always does). Every other key is named once, at the
-end of the run, as not honoured.
+(attest always does). Every other key is named once, at the end of the run, as not honoured.
 """
 
 from __future__ import annotations
@@ -152,10 +151,9 @@ class VcrHandle(ReplayHandle):
 
     def _stop_recording(self, recorder: Any) -> None:
         super()._stop_recording(recorder)
+        # Nothing went live, model call or plain HTTP: nothing to write, as vcrpy saves no cassette.
         if not recorder.interactions and not getattr(recorder, "plain", None):
-            self.item.stash[
-                RECORDINGS
-            ].pop()  # nothing went live: nothing to write, as vcrpy saves no cassette
+            self.item.stash[RECORDINGS].pop()
 
 
 class VcrCompat:
