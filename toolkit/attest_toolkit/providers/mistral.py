@@ -9,4 +9,11 @@ from __future__ import annotations
 
 from .openai import compatible
 
-PROVIDER = compatible("mistral", ("MISTRAL_API_BASE",), "MISTRAL_API_KEY", "https://api.mistral.ai", "/v1")
+PROVIDER = compatible(
+    "mistral",
+    ("MISTRAL_API_BASE",),
+    "MISTRAL_API_KEY",
+    "https://api.mistral.ai",
+    "/v1",
+    clients={"pytest": "Mistral()", "vitest": "new Mistral()"},
+)
