@@ -286,12 +286,13 @@ def test_fixture_show_reads_bedrock_replies(flow: Flow) -> None:
 FRAMEWORKS = AGENTS / "bedrock_frameworks_agent.py"
 
 
-@pytest.mark.parametrize("framework", ["pydantic-ai", "litellm"])
+@pytest.mark.parametrize("framework", ["pydantic-ai", "litellm", "langchain-aws"])
 def test_a_framework_on_bedrock_is_captured_and_replayed_streamed_and_not(
     tmp_path: Path, framework: str
 ) -> None:
-    """pydantic-ai's BedrockConverseModel (boto3) and LiteLLM's `bedrock/` models (its own SigV4), each
-    a call and a streamed call, pointed at attest by the variable each reads."""
+    """pydantic-ai's BedrockConverseModel and langchain-aws's ChatBedrockConverse (boto3) and LiteLLM's
+    `bedrock/` models (its own SigV4), each a call and a streamed call, pointed at attest by the
+    variable each reads."""
     fixtures_dir = tmp_path / "fixtures"
     replies = [
         bedrock_converse([{"text": "2,869,461"}]),

@@ -53,6 +53,12 @@ BLOCKED_SAMPLES = (
     "my-resource.cognitiveservices.azure.com",
     "my-project.services.ai.azure.com",
     "bedrock-runtime-fips.us-east-1.amazonaws.com",
+    "bedrock-agent-runtime.us-east-1.amazonaws.com",
+    "bedrock-agent-runtime-fips.us-west-2.amazonaws.com",
+    "bedrock-runtime.cn-north-1.amazonaws.com.cn",
+    "bedrock-agent-runtime.cn-northwest-1.amazonaws.com.cn",
+    "api.eu.mistral.ai",
+    "api.us.mistral.ai",
 )
 
 ALLOWED_SAMPLES = (
@@ -76,6 +82,10 @@ ALLOWED_SAMPLES = (
     "cognitiveservices.azure.com",
     "ai.azure.com",
     "bedrock-runtime-fips.amazonaws.com",
+    "bedrock-agent.us-east-1.amazonaws.com",
+    "bedrock-agent-runtime.amazonaws.com.cn",
+    "s3.cn-north-1.amazonaws.com.cn",
+    "bedrock-runtime.us-east-1.amazonaws.com.cn.example.net",
 )
 
 CHAT_COMPLETION = {

@@ -1,7 +1,8 @@
 """The OpenAI-compatible vendors, each captured against a scripted upstream at its own path and
 replayed strict with no key: Groq and Together through their official SDKs (which read GROQ_BASE_URL
-and TOGETHER_BASE_URL), Mistral, DeepSeek and OpenRouter through the openai SDK and the base-URL
-variable LiteLLM reads for each; and every one through LiteLLM's `VENDOR/` models."""
+and TOGETHER_BASE_URL), Mistral through its official `mistralai` SDK too (given `server_url`), Mistral,
+DeepSeek and OpenRouter through the openai SDK and the base-URL variable LiteLLM reads for each; and
+every one through LiteLLM's `VENDOR/` models."""
 
 from __future__ import annotations
 
@@ -38,25 +39,27 @@ def attest(fixtures_dir: Path, *args: str, **extra: str):
     return run_agent(AGENT, fixtures_dir, args, env(**extra))
 
 
-def replies() -> list[Reply]:
-    return [
-        Reply(body=json.dumps(chat_response("Hello from the vendor")).encode()),
-        chat_text_stream("Hi there"),
-    ]
+def replies(vendor: str = "") -> list[Reply]:
+    answer = chat_response("Hello from the vendor")
+    if vendor == "groq":
+        answer["service_tier"] = "on_demand"  # Groq's answers name it (LiteLLM's `groq/` reads it)
+    return [Reply(body=json.dumps(answer).encode()), chat_text_stream("Hi there")]
 
 
-# LiteLLM's `groq/` and `mistral/` models are left out: the first fails on an answer without
-# `service_tier`, the second does not read MISTRAL_API_BASE for chat.
-VIA = [*((v, "sdk") for v in PATHS), *((v, "litellm") for v in ("together", "deepseek", "openrouter"))]
+VIA = [
+    *((v, "sdk") for v in PATHS),
+    *((v, "litellm") for v in PATHS),
+    ("mistral", "mistralai"),  # the official SDK, pointed by `server_url`: it reads no base-URL variable
+]
 
 
 @pytest.mark.parametrize(("vendor", "via"), VIA)
 def test_a_vendor_is_captured_at_its_own_path_and_replayed_strict_with_no_key(
     vendor: str, via: str, tmp_path: Path
 ) -> None:
-    agent = [vendor] if via == "sdk" else ["litellm", vendor]
+    agent = [vendor] if via == "sdk" else [via, vendor]
     fixtures = tmp_path / "fixtures"
-    with FakeUpstream(replies()) as up:
+    with FakeUpstream(replies(vendor)) as up:
         captured = attest(
             fixtures, "capture", "--name", vendor, "--", *agent,
             **{f"ATTEST_{vendor.upper()}_UPSTREAM": up.url, KEY_VARS[vendor]: KEY},

@@ -2,9 +2,11 @@
 
     python bedrock_frameworks_agent.py pydantic-ai   pydantic-ai's BedrockConverseModel: a run, then a streamed run
     python bedrock_frameworks_agent.py litellm       LiteLLM's `bedrock/` models: a completion, then a streamed one
+    python bedrock_frameworks_agent.py langchain-aws langchain-aws's ChatBedrockConverse: invoke, then stream
 
-Neither is given an endpoint: pydantic-ai's boto3 client reads AWS_ENDPOINT_URL_BEDROCK_RUNTIME, LiteLLM
-reads AWS_BEDROCK_RUNTIME_ENDPOINT, and both sign with the AWS credentials in the environment.
+None is given an endpoint: pydantic-ai's and langchain-aws's boto3 clients read
+AWS_ENDPOINT_URL_BEDROCK_RUNTIME, LiteLLM reads AWS_BEDROCK_RUNTIME_ENDPOINT, and all sign with the AWS
+credentials in the environment.
 """
 
 from __future__ import annotations
@@ -45,5 +47,14 @@ def litellm() -> None:
     print("streamed:", "|".join(c.choices[0].delta.content for c in chunks if c.choices[0].delta.content))
 
 
+def langchain_aws() -> None:
+    from langchain_aws import ChatBedrockConverse
+
+    chat = ChatBedrockConverse(model=MODEL, region_name="us-east-1")
+    print("answer:", chat.invoke([("system", "Answer in one line."), ("human", QUESTION)]).text)
+    chunks = chat.stream([("human", "Say it in words.")])
+    print("streamed:", "|".join(text for c in chunks if (text := c.text)))
+
+
 if __name__ == "__main__":
-    {"pydantic-ai": pydantic_ai, "litellm": litellm}[sys.argv[1]]()
+    {"pydantic-ai": pydantic_ai, "litellm": litellm, "langchain-aws": langchain_aws}[sys.argv[1]]()

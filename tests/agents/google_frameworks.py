@@ -5,9 +5,11 @@
 Scenarios: `pydantic-ai-gemini` (`Agent("google:...")`, run_sync then run_stream_sync),
 `langchain-gemini` (langchain-google-genai's `ChatGoogleGenerativeAI`, invoke then stream),
 `litellm-gemini` (`gemini/` models, completion then streamed), `litellm-azure` (`azure/` models,
-completion then streamed). Each prints `answer: ...` and `streamed: ...`. Every client is built from
-the environment only: google-genai reads GOOGLE_GEMINI_BASE_URL, LiteLLM GEMINI_API_BASE and
-AZURE_API_BASE.
+completion then streamed); on Vertex AI `pydantic-ai-vertex` (`Agent("google-cloud:...")`) and
+`langchain-vertex` (`ChatGoogleGenerativeAI(vertexai=True)`), the project and location from
+GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION. Each prints `answer: ...` and `streamed: ...`. Every
+client is built from the environment only: google-genai reads GOOGLE_GEMINI_BASE_URL (with
+`vertexai=True`, GOOGLE_VERTEX_BASE_URL), LiteLLM GEMINI_API_BASE and AZURE_API_BASE.
 """
 
 from __future__ import annotations
@@ -19,21 +21,27 @@ GEMINI = "gemini-2.5-flash"
 SYSTEM = "You are terse."
 
 
-def pydantic_ai_gemini(question: str) -> tuple[str, str]:
-    from pydantic_ai import Agent
+def pydantic_ai_model(model: str) -> Callable[[str], tuple[str, str]]:
+    def run(question: str) -> tuple[str, str]:
+        from pydantic_ai import Agent
 
-    agent = Agent(f"google:{GEMINI}", system_prompt=SYSTEM)
-    answer = agent.run_sync(question).output
-    streamed = agent.run_stream_sync(question)
-    return answer, "".join(streamed.stream_text(delta=True))
+        agent = Agent(model, system_prompt=SYSTEM)
+        answer = agent.run_sync(question).output
+        streamed = agent.run_stream_sync(question)
+        return answer, "".join(streamed.stream_text(delta=True))
+
+    return run
 
 
-def langchain_gemini(question: str) -> tuple[str, str]:
-    from langchain_google_genai import ChatGoogleGenerativeAI
+def langchain_chat(vertexai: bool) -> Callable[[str], tuple[str, str]]:
+    def run(question: str) -> tuple[str, str]:
+        from langchain_google_genai import ChatGoogleGenerativeAI
 
-    chat = ChatGoogleGenerativeAI(model=GEMINI, max_retries=0)
-    messages = [("system", SYSTEM), ("human", question)]
-    return str(chat.invoke(messages).text), "".join(str(c.text) for c in chat.stream(messages))
+        chat = ChatGoogleGenerativeAI(model=GEMINI, max_retries=0, vertexai=vertexai)
+        messages = [("system", SYSTEM), ("human", question)]
+        return str(chat.invoke(messages).text), "".join(str(c.text) for c in chat.stream(messages))
+
+    return run
 
 
 def litellm_model(model: str) -> Callable[[str], tuple[str, str]]:
@@ -49,8 +57,10 @@ def litellm_model(model: str) -> Callable[[str], tuple[str, str]]:
 
 
 SCENARIOS: dict[str, Callable[[str], tuple[str, str]]] = {
-    "pydantic-ai-gemini": pydantic_ai_gemini,
-    "langchain-gemini": langchain_gemini,
+    "pydantic-ai-gemini": pydantic_ai_model(f"google:{GEMINI}"),
+    "langchain-gemini": langchain_chat(vertexai=False),
+    "pydantic-ai-vertex": pydantic_ai_model(f"google-cloud:{GEMINI}"),
+    "langchain-vertex": langchain_chat(vertexai=True),
     "litellm-gemini": litellm_model(f"gemini/{GEMINI}"),
     "litellm-azure": litellm_model("azure/gpt-4o-prod"),
 }

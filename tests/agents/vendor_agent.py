@@ -2,10 +2,12 @@
 
     python vendor_agent.py VENDOR [QUESTION]           one chat completion and one streamed
     python vendor_agent.py litellm VENDOR [QUESTION]   the same through LiteLLM's `VENDOR/` models
+    python vendor_agent.py mistralai mistral [QUESTION]  the same through the official `mistralai` SDK
 
 groq and together use their official SDKs built with no arguments (they read GROQ_BASE_URL /
 TOGETHER_BASE_URL and their keys); mistral, deepseek and openrouter use the openai SDK with the
-vendor's base-URL variable, as their users write it; LiteLLM reads its own variables. An API error
+vendor's base-URL variable, as their users write it; LiteLLM reads its own variables. The `mistralai`
+SDK reads no base-URL variable: its users pass `server_url` (the host, without `/v1`). An API error
 exits 4 with its status and message.
 """
 
@@ -49,9 +51,22 @@ def client(vendor: str) -> Any:
 LITELLM = {"together": "together_ai"}
 
 
-def completions(vendor: str, via_litellm: bool) -> tuple[Any, str]:
+def mistralai_create(model: str, messages: list[dict[str, str]], stream: bool = False) -> Any:
+    """The official mistralai SDK's chat, built as its users point it elsewhere: `server_url`."""
+    from mistralai.client import Mistral
+
+    server = os.environ.get("MISTRAL_API_BASE", "https://api.mistral.ai/v1").removesuffix("/v1")
+    client = Mistral(api_key=os.environ["MISTRAL_API_KEY"], server_url=server)
+    if not stream:
+        return client.chat.complete(model=model, messages=messages)
+    return (event.data for event in client.chat.stream(model=model, messages=messages))
+
+
+def completions(vendor: str, via: str) -> tuple[Any, str]:
     """A `create(model=, messages=, stream=)` callable and the model name it takes."""
-    if via_litellm:
+    if via == "mistralai":
+        return mistralai_create, MODELS[vendor]
+    if via == "litellm":
         import litellm
 
         return litellm.completion, f"{LITELLM.get(vendor, vendor)}/{MODELS[vendor]}"
@@ -59,11 +74,11 @@ def completions(vendor: str, via_litellm: bool) -> tuple[Any, str]:
 
 
 def main() -> int:
-    via_litellm = sys.argv[1] == "litellm"
-    args = sys.argv[2:] if via_litellm else sys.argv[1:]
+    via = sys.argv[1] if sys.argv[1] in ("litellm", "mistralai") else "sdk"
+    args = sys.argv[2:] if via != "sdk" else sys.argv[1:]
     vendor = args[0]
     question = args[1] if len(args) > 1 else "Say hello"
-    create, model = completions(vendor, via_litellm)
+    create, model = completions(vendor, via)
     messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": question}]
     try:
         reply = create(model=model, messages=messages)

@@ -1,9 +1,9 @@
 """Provider calls that go around a running replay, made loud.
 
-A client built before `attest_replay` (a module-level `OpenAI()`, as pytest-recording users write
-it) read the provider's URL when it was built, so its calls go straight to the provider. While a
-replay block runs, a request that the test process's httpx (the official SDKs' HTTP client) sends to
-a provider host is watched here:
+A client built before `attest_replay` (a module-level `OpenAI()`, `genai.Client()` or
+`boto3.client("bedrock-runtime")`, as pytest-recording users write it) read the provider's URL when it
+was built, so its calls go straight to the provider. While a replay block runs, a request that the
+test process's httpx (the official SDKs' HTTP client) sends to a provider host is watched here:
 
 - strict (or auto with live calls off): it never leaves. The agent gets the provider-shaped error a
   miss gets (which the SDKs do not retry), or the egress guard's error when the guard is on, and the
@@ -26,29 +26,29 @@ from types import ModuleType
 from typing import Any
 
 from .guard.hosts import is_blocked_host
+from .providers import PROVIDERS, provider_for
 
 COMPONENT = "bypass"
 
 
-# Each runner's words for where the client should be built: what starts the replay, how a client is
-# built, and the fix.
+# Each runner's words for where the client should be built: what starts the replay, and the fix.
 RUNNERS = {
-    "pytest": ("attest_replay", "", "build it inside the block"),
-    "vitest": ("useReplay", "new ", "build it after useReplay"),
+    "pytest": ("attest_replay", "build it inside the block"),
+    "vitest": ("useReplay", "build it after useReplay"),
 }
 
 
 def _provider(host: str) -> str:
-    return "anthropic" if "anthropic" in host else "openai"
+    return provider_for("", host)
 
 
 def message(host: str, runner: str = "pytest") -> str:
-    """The one line a blocked call fails its test with."""
-    opener, new, fix = RUNNERS[runner]
-    client = "Anthropic()" if _provider(host) == "anthropic" else "OpenAI()"
+    """The one line a blocked call fails its test with, naming the client of the host's provider."""
+    opener, fix = RUNNERS[runner]
+    client = PROVIDERS[_provider(host)].clients[runner]
     return (
         f"attest replay: a call to {host} went around the replay; the likely cause is a client built "
-        f"before {opener} (a module-level {new}{client} keeps the provider's URL): {fix}"
+        f"before {opener} (a module-level {client} keeps the provider's URL): {fix}"
     )
 
 

@@ -127,10 +127,16 @@ class Secrets:
         stops at a line end, and a match inside one string is a match in the joined text. The joined
         text can only add matches across strings (then the caller looks string by string), as do
         multipart text and JSON written in a string, whose rule looks at the string's first character."""
-        joined = "\n".join(texts)
+        return self.none_in_joined("\n".join(texts), texts)
+
+    def none_in_joined(self, joined: str, texts: Iterable[str]) -> bool:
+        """`none_in` of strings already joined by newlines; `texts`: those of them that may hold JSON
+        text (a string of it starts with a bracket, after any blank)."""
         if "disposition" in joined.lower():
             return False
-        if any(json_in_text_spans(t) for t in texts if t[:1] in _JSON_STARTS or t[:1].isspace()):
+        if ("{" in joined or "[" in joined) and any(
+            json_in_text_spans(t) for t in texts if t[:1] in _JSON_STARTS or t[:1].isspace()
+        ):
             return False
         return not self.spans(joined)
 

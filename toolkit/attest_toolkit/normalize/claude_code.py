@@ -35,12 +35,17 @@ _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
 
 def neutralize(text: str) -> str:
     """`text` with Claude Code's run-specific values replaced by TOKEN, in the places it writes them."""
-    # Every marker has "<", "# " or "gitStatus:": three quick scans spare most text the full check.
-    if "<" not in text and "# " not in text and "gitStatus:" not in text:
-        return text
-    if not any(marker in text for marker in _MARKERS):
+    if not might_change(text):
         return text
     return "\n".join(_Scanner().lines(text.split("\n")))
+
+
+def might_change(text: str) -> bool:
+    """False when `neutralize` leaves `text` as it is (it holds no place Claude Code writes facts in)."""
+    # Every marker has "<", "# " or "gitStatus:": three quick scans spare most text the full check.
+    if "<" not in text and "# " not in text and "gitStatus:" not in text:
+        return False
+    return any(marker in text for marker in _MARKERS)
 
 
 def _neutral_line(line: str) -> str:

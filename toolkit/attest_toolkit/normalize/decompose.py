@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, unquote
 
 from ..providers import Endpoint, endpoint_for, model_of
 from ..secrets import Secrets
+from . import unchanged
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
 from .volatile import Numbering
@@ -32,8 +33,14 @@ class RequestKey:
     hashes: dict[str, str]  # component -> 64-hex sha256
     model: str | None  # the model name as sent (for "model changed" and pricing)
     parts: tuple[dict[str, Any], ...] | None = None  # an upload's normalized parts, for its miss message
-    # The normalized components themselves, for a miss to name the paths that changed (kept, not copied).
-    components: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    # The request as `request_key` got it: its normalized components are built only when a miss
+    # names the paths that changed (a hit needs only the hashes).
+    sent: tuple[str, str, str, str, Body, Secrets] | None = field(default=None, compare=False, repr=False)
+
+    @functools.cached_property
+    def components(self) -> dict[str, Any] | None:
+        """The normalized components, for a miss to name the paths that changed."""
+        return describe_components(*self.sent) if self.sent is not None else None
 
 
 def endpoint_kind(path: str) -> str:
@@ -96,11 +103,14 @@ def _query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
     return sorted([name, value] for name, value in pairs if name not in _TRANSPORT_PARAMS)
 
 
+_NEUTRALIZED = ("system", "messages")  # where Claude Code writes its run-specific lines
+
+
 def _normalize(component: str, value: Any, secrets: Secrets, redacting: bool) -> Any:
     if value is None or isinstance(value, (bool, int, float)):  # nothing to redact or renumber
         return value
     numbering = Numbering(renumber=True)
-    if component in ("system", "messages"):
+    if component in _NEUTRALIZED:
 
         def on_text(text: str) -> str:
             return numbering.apply(neutralize(text))
@@ -116,10 +126,14 @@ def describe_components(
 ) -> dict[str, Any]:
     """The normalized value of each component, exactly what `request_key` hashes (for diffs and tests)."""
     del provider, method  # the decomposition follows the path: one proxy serves every provider's paths
-    parts = decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
+    parts = _parts(path, query, body, secrets)
     # One scan of the whole request spares one per string: most requests hold no secret at all.
     redacting = not secrets.none_in(texts_of([parts[name] for name in COMPONENTS]))
     return {name: _normalize(name, parts[name], secrets, redacting) for name in COMPONENTS}
+
+
+def _parts(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, Any]:
+    return decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
 
 
 # One encoder for every hash: json.dumps with these options would build a new one per call.
@@ -156,11 +170,31 @@ def upload_parts(params: Any) -> tuple[dict[str, Any], ...] | None:
     return tuple(part for part in params["multipart"] if isinstance(part, dict))
 
 
+def _hashes(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, str]:
+    """The hash of each component's normalized value. Most components hold nothing normalizing would
+    change (no secret, no volatile value, none of Claude Code's lines): their canonical text, which is
+    hashed anyway, says so (see `unchanged`), and such a value is hashed as it is, without the walk
+    that rebuilds it."""
+    raw = _parts(path, query, body, secrets)
+    texts = {name: _CANONICAL.encode(raw[name]) for name in COMPONENTS}
+    for name, redacting in unchanged.changing(texts, secrets, _NEUTRALIZED).items():
+        texts[name] = _CANONICAL.encode(_normalize(name, raw[name], secrets, redacting))
+    return {
+        name: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        for name, text in texts.items()
+    }
+
+
 def request_key(
     provider: str, method: str, path: str, query: str, body: Body, secrets: Secrets
 ) -> RequestKey:
     """The key and component hashes of a request: a stored (templated) one or a live one alike."""
-    components = describe_components(provider, method, path, query, body, secrets)
-    hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
-    parts = upload_parts(components["params"]) if "multipart" in body else None
-    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(path, body), parts, components)
+    if "multipart" in body:  # an upload's miss names its parts: its components are needed now
+        components = describe_components(provider, method, path, query, body, secrets)
+        hashes = {name: canonical_hash(components[name]) for name in COMPONENTS}
+        parts = upload_parts(components["params"])
+        sent = (provider, method, path, query, body, secrets)
+        return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(path, body), parts, sent)
+    hashes = _hashes(path, query, body, secrets)
+    sent = (provider, method, path, query, body, secrets)
+    return RequestKey(key_of(method, path, hashes), hashes, _model_as_sent(path, body), sent=sent)

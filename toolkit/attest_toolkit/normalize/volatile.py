@@ -104,6 +104,11 @@ def _quoted(text: str, start: int, end: int) -> bool:
     )
 
 
+def has_volatile(text: str) -> bool:
+    """False when no `Numbering` would change `text`: it holds no volatile value and no placeholder."""
+    return any(_value_start(text, m) is not None for m in _ANCHOR.finditer(text))
+
+
 class Numbering:
     """Numbers volatile values by first occurrence, one counter per kind.
 

@@ -60,4 +60,5 @@ PROVIDER = Provider(
     ),
     stream_end=(rb"^event: *message_stop",),
     error=error,
+    clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
 )

@@ -33,4 +33,5 @@ PROVIDER = Provider(
     ids=openai.PROVIDER.ids,
     usage=openai.PROVIDER.usage,
     error=openai.error,
+    clients={"pytest": "AzureOpenAI()", "vitest": "new AzureOpenAI()"},
 )

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+OPENAI_CLIENTS = {"pytest": "OpenAI()", "vitest": "new OpenAI()"}
 BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 HEX = "0123456789abcdef"
 
@@ -118,6 +119,9 @@ class Provider:
     placeholder_vars: tuple[str, ...] = ()
     signer: SignerFactory | None = None  # re-signs forwarded requests (capture, live calls)
     reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
+    # How its users build a client, per test runner (pytest, vitest): a call that went around a replay
+    # fails naming it, since a client built before the replay keeps the provider's URL.
+    clients: Mapping[str, str] = field(default_factory=lambda: dict(OPENAI_CLIENTS))
 
     def path_for(self, var: str) -> str:
         """What follows `/<name>` in the base URL handed out in `var`."""

@@ -191,4 +191,5 @@ PROVIDER = Provider(
     kept_headers=("x-amzn-errortype",),
     reply_parts=reply_parts,
     signer=SigV4Signer,
+    clients={"pytest": 'boto3.client("bedrock-runtime")', "vitest": "new BedrockRuntimeClient()"},
 )

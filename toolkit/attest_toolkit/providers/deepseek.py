@@ -9,5 +9,11 @@ from __future__ import annotations
 from .openai import compatible
 
 PROVIDER = compatible(
-    "deepseek", ("DEEPSEEK_API_BASE",), "DEEPSEEK_API_KEY", "https://api.deepseek.com", "/v1"
+    "deepseek",
+    ("DEEPSEEK_API_BASE",),
+    "DEEPSEEK_API_KEY",
+    "https://api.deepseek.com",
+    "/v1",
+    # its users call it with the openai SDK, its base URL theirs
+    clients={"pytest": "OpenAI(base_url=...)", "vitest": "new OpenAI({ baseURL })"},
 )

@@ -80,4 +80,5 @@ PROVIDER = Provider(
     stream_end=(rb'"finishReason" *:',),
     error=error,
     reply_parts=reply_parts,
+    clients={"pytest": "genai.Client()", "vitest": "new GoogleGenAI()"},
 )

@@ -14,4 +14,5 @@ PROVIDER = compatible(
     "GROQ_API_KEY",
     "https://api.groq.com",
     var_paths={"GROQ_API_BASE": "/openai/v1"},
+    clients={"pytest": "Groq()", "vitest": "new Groq()"},
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import BASE62, HEX, Endpoint, Provider, Shape, UsageFields
+from .base import BASE62, HEX, OPENAI_CLIENTS, Endpoint, Provider, Shape, UsageFields
 
 SYSTEM_ROLES = ("system", "developer")
 
@@ -118,6 +118,7 @@ def compatible(
     upstream: str,
     proxy_path: str = "",
     var_paths: dict[str, str] | None = None,
+    clients: dict[str, str] | None = None,
 ) -> Provider:
     """A vendor that speaks OpenAI's API at its own host: OpenAI's bodies, usage, streams and errors,
     its own variables, key and upstream. Its id tails are not measured (served in the default shape)."""
@@ -132,4 +133,5 @@ def compatible(
         host_marks=(name,),
         usage=PROVIDER.usage,
         error=error,
+        clients=clients or OPENAI_CLIENTS,
     )

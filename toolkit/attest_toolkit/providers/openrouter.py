@@ -9,5 +9,10 @@ from __future__ import annotations
 from .openai import compatible
 
 PROVIDER = compatible(
-    "openrouter", ("OPENROUTER_API_BASE",), "OPENROUTER_API_KEY", "https://openrouter.ai", "/api/v1"
+    "openrouter",
+    ("OPENROUTER_API_BASE",),
+    "OPENROUTER_API_KEY",
+    "https://openrouter.ai",
+    "/api/v1",
+    clients={"pytest": "OpenAI(base_url=...)", "vitest": "new OpenAI({ baseURL })"},  # the openai SDK's
 )

@@ -14,4 +14,5 @@ PROVIDER = compatible(
     "TOGETHER_API_KEY",
     "https://api.together.ai",
     var_paths={"TOGETHER_AI_API_BASE": "/v1"},
+    clients={"pytest": "Together()", "vitest": "new Together()"},
 )

@@ -54,4 +54,5 @@ PROVIDER = Provider(
     stream_end=gemini.PROVIDER.stream_end,
     error=gemini.error,
     reply_parts=gemini.reply_parts,
+    clients={"pytest": "genai.Client(vertexai=True)", "vitest": "new GoogleGenAI({ vertexai: true })"},
 )
