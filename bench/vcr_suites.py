@@ -1,7 +1,7 @@
 """A real project's vcr-marked suite, run as it ships (pytest-recording) and then on attest, unedited.
 
     python bench/vcr_suites.py CHECKOUT --python CHECKOUT_VENV/bin/python --cassettes tests/models \\
-        tests/models/test_openai.py tests/models/test_anthropic.py
+        tests/models/test_openai.py tests/models/test_google.py
 
 CHECKOUT is the project's own clone and CHECKOUT_VENV a virtualenv with its test dependencies,
 pytest-recording and attest-toolkit installed. The script follows the README's migration ("4. Migrate
@@ -29,7 +29,14 @@ import sys
 import time
 from pathlib import Path
 
-KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "CI")
+from attest_toolkit.providers import PROVIDERS
+
+# Every provider's key and base-URL variables (the registry's), and CI: both runs replay, offline.
+KEY_VARS = frozenset(
+    var
+    for p in PROVIDERS.values()
+    for var in (*p.base_url_vars, *p.placeholder_vars, *([p.key_var] if p.key_var else []))
+) | {"CI"}
 COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 
 
