@@ -316,3 +316,60 @@ def test_the_run_step_imports_nothing_after_the_command_starts(runner: Runner, w
     assert done.returncode == (0 if writes_report else 3), done.stdout + done.stderr
     assert started.exists()
     assert started.with_suffix(".late").read_text(encoding="utf-8") == ""
+
+
+def test_the_html_page_is_written_and_named_for_the_upload(runner: Runner) -> None:
+    (runner.tmp / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")
+    page = runner.tmp / "html" / "attest-report.html"
+
+    done = runner("html", REPORT="report.json", PAGE=str(page), BASE="0" * 40)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert runner.outputs() == {"page": str(page)}
+    assert "<html" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["html", "publish"])
+def test_a_page_or_a_publication_that_fails_is_a_warning_and_the_step_passes(
+    runner: Runner, command: str
+) -> None:
+    (runner.tmp / "report.json").write_text("{not json", encoding="utf-8")
+    page = runner.tmp / "attest-report.html"
+
+    done = runner(command, REPORT="report.json", PAGE=str(page), ARTIFACT_DIR=str(runner.tmp / "pr"))
+
+    assert done.returncode == 0
+    [line] = done.stdout.splitlines()
+    name, properties, message = parse_command(line)
+    assert (name, properties) == ("warning", {"title": "attest"})
+    assert message.endswith("(exit 3); the gate's verdict is unchanged") or message.startswith(
+        "publishing exited 3"
+    )
+    [error] = done.stderr.splitlines()
+    assert error.startswith("attest: ") and "report.json" in error
+    assert runner.outputs() == {} and not page.exists()
+
+
+def test_publish_writes_the_job_summary_and_the_outputs_the_gate_ends_with(runner: Runner) -> None:
+    (runner.tmp / "report.json").write_text(json.dumps(make_report([make_test("tests/test_a.py::test_ok")])))
+
+    done = runner(
+        "publish",
+        REPORT="report.json",
+        ARTIFACT_DIR=str(runner.tmp / "pr"),
+        COMMENT="false",
+        CHECK_RUN="false",
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = runner.outputs()
+    assert (outputs["verdict"], outputs["comment-url"]) == ("pass", "")
+    assert outputs["summary"] in runner.summary().splitlines()[0]
+    assert "pr-artifact" not in outputs
+
+
+def test_publish_takes_true_false_or_on_change_for_the_comment(runner: Runner) -> None:
+    done = runner("publish", "--comment", "yes", "--report", "r.json", "--artifact-dir", "pr")
+
+    assert done.returncode == 3
+    assert "'yes' is not one of 'true', 'false', 'on-change'" in done.stderr

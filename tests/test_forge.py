@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 from attest_toolkit.forge.changes import base_commit
 from attest_toolkit.forge.command import RunInputs, command_env, setup_assignments, shell_argv
+from attest_toolkit.forge.gate import policy_verdict, run_outputs, worth_telling
 from attest_toolkit.forge.selection import Choice, SelectInputs, choose
 from attest_toolkit.forge.step import StepFailed
 from attest_toolkit.forge.verdict import GateInputs, ending, policy_to_use
+from attest_toolkit.policy import evaluate
 from conftest import chat_request, chat_response, exchange, git, write_fixture
+from report_factory import make_report, make_test, replay_facts
 
 FIX = "tests/attest/fixtures"
 TEST = 'def test_{name}(attest_replay):\n    with attest_replay("{name}"):\n        pass\n'
@@ -219,3 +222,41 @@ def test_a_run_ends_with_the_policy_steps_verdict(verdict: str, code: str, expec
         "4 replayed",
         "/r.json",
     )
+
+
+def test_the_outputs_a_run_ends_with() -> None:
+    report = make_report([make_test("tests/test_a.py::test_ok", replay=replay_facts(3))])
+
+    outputs = run_outputs(report, evaluate(report), "https://github.com/o/r/pull/1#issuecomment-1")
+
+    assert outputs == {
+        "replayed": "3",
+        "live": "0",
+        "cost": "0",
+        "misses": "0",
+        "verdict": "pass",
+        "comment-url": "https://github.com/o/r/pull/1#issuecomment-1",
+        "summary": "3 replayed · 0 live model calls · $0.00",
+    }
+
+
+def test_a_clean_run_has_nothing_to_tell_a_reviewer_a_miss_or_a_re_recorded_fixture_has() -> None:
+    clean = make_report([make_test("tests/test_a.py::test_ok", replay=replay_facts(3))])
+    missed = make_report(
+        [make_test("tests/test_a.py::test_miss", "failed", replay=replay_facts(0, misses=1))]
+    )
+
+    assert not worth_telling(clean, evaluate(clean), None)
+    assert worth_telling(clean, evaluate(clean), [{"name": "alpha"}])
+    assert worth_telling(missed, evaluate(missed), None)
+
+
+def test_a_verdict_is_shown_only_with_a_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = make_report()
+
+    assert policy_verdict(report, None) is None
+    (tmp_path / ".attest").mkdir()
+    (tmp_path / ".attest" / "policy.yml").write_text("version: 1\nfailures: allow\n", encoding="utf-8")
+    verdict = policy_verdict(report, None)
+    assert verdict is not None and verdict.policy.endswith("policy.yml")

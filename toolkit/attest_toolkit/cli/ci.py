@@ -1,4 +1,4 @@
-"""`attest ci select|run|policy|gate`: the steps of a CI job that gates a change, one command each.
+"""`attest ci select|run|policy|html|publish|gate`: the steps of a CI job that gates a change, one command each.
 
 Each step's inputs are options that also read an `ATTEST_CI_*` variable, so a workflow passes them
 through its environment and no value is ever spliced into a shell line. Outputs, the summary and
@@ -10,21 +10,24 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from ..engine.session import Mode
 from ..fixture import DEFAULT_DIR
+from ..forge.changes import base_commit
 from ..forge.command import Isolation, Network, RunInputs, run_step
+from ..forge.gate import PageInputs, page_step
 from ..forge.selection import SelectInputs, select_step
 from ..forge.step import StepFailed
 from ..forge.verdict import GateInputs, gate_step, policy_step
 from ..github.commands import ActionsStep, read_env_file, read_path_file
+from ..github.publish import PublishOptions, publish_step
 from ..policy import DEFAULT_PATHS
 from .command import command_group
 
-HELP = """The steps of a CI job that gates a change: select, run, policy, gate, in that order.
+HELP = """The steps of a CI job that gates a change: select, run, policy, html, publish, gate, in that order.
 
 Every option can be given as the ATTEST_CI_* variable its help names. Outputs, the job summary and
 error lines are GitHub Actions' (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, workflow commands).
@@ -191,10 +194,70 @@ def gate_command(
     _as_step(lambda step: gate_step(inputs, step))
 
 
+Base = Annotated[str | None, _opt("--base", "BASE", "Show what the change re-recorded since this commit.")]
+DirOpt = Annotated[Path, _opt("--fixtures-dir", "FIXTURES_DIR", "Where the fixtures live.")]
+UsedPolicy = Annotated[Path | None, _opt("--policy", "POLICY", "The policy step's policy file.")]
+
+
+def html_command(
+    report: Annotated[Path, _opt("--report", "REPORT", "The report-v2 file of the run.")],
+    page: Annotated[Path, _opt("--page", "PAGE", "The HTML file to write.")],
+    policy: UsedPolicy = None,
+    base: Base = None,
+    fixtures_dir: DirOpt = DEFAULT_DIR,
+) -> None:
+    """Write the report as one HTML page: output page. A page that cannot be written is a warning (exit 0)."""
+    inputs = PageInputs(report, page, policy, base_commit(base), fixtures_dir)
+    _as_step(lambda step: page_step(inputs, step))
+
+
+def publish_command(
+    report: Annotated[Path, _opt("--report", "REPORT", "The report-v2 file of the run.")],
+    artifact_dir: Annotated[
+        Path, _opt("--artifact-dir", "ARTIFACT_DIR", "Where a read-only run leaves attest-pr.json.")
+    ],
+    policy: UsedPolicy = None,
+    comment: Annotated[
+        Literal["true", "false", "on-change"],
+        _opt("--comment", "COMMENT", "The sticky PR comment; on-change: a new one only when there is news."),
+    ] = "true",
+    summary: Annotated[bool, _opt("--summary/--no-summary", "SUMMARY", "The job summary.")] = True,
+    annotations: Annotated[
+        bool, _opt("--annotations/--no-annotations", "ANNOTATIONS", "Annotations at the misses.")
+    ] = True,
+    check_run: Annotated[
+        bool, _opt("--check-run/--no-check-run", "CHECK_RUN", "An annotated check run.")
+    ] = True,
+    base: Base = None,
+    fixtures_dir: DirOpt = DEFAULT_DIR,
+    report_url: Annotated[
+        str | None,
+        _opt("--report-url", "REPORT_URL", "Where the HTML page was uploaded: the comment links it."),
+    ] = None,
+) -> None:
+    """Publish as `attest github publish` does (token: GITHUB_TOKEN); output pr-artifact. Never fails the step."""
+    options = PublishOptions(
+        report=report,
+        policy=policy,
+        comment=comment != "false",
+        comment_on_change=comment == "on-change",
+        summary=summary,
+        annotations=annotations,
+        check_run=check_run,
+        artifact_dir=artifact_dir,
+        base_ref=base_commit(base),
+        fixtures_dir=fixtures_dir,
+        report_url=report_url,
+    )
+    _as_step(lambda step: publish_step(options, step, os.environ))
+
+
 def register(app: typer.Typer) -> None:
     group = command_group("ci", HELP)
     group.command("select")(select_command)
     group.command("run")(run_command)
     group.command("policy")(policy_command)
+    group.command("html")(html_command)
+    group.command("publish")(publish_command)
     group.command("gate")(gate_command)
     app.add_typer(group, name="ci")
