@@ -373,3 +373,48 @@ def test_publish_takes_true_false_or_on_change_for_the_comment(runner: Runner) -
 
     assert done.returncode == 3
     assert "'yes' is not one of 'true', 'false', 'on-change'" in done.stderr
+
+
+def test_pull_without_a_store_is_an_error_for_the_repository_and_not_evaluated_for_a_fork(
+    runner: Runner,
+) -> None:
+    own = runner("pull", HEAD_REPO="acme/agent", BASE_REPO="acme/agent")
+
+    assert own.returncode == 3
+    [line] = own.stdout.splitlines()
+    assert parse_command(line)[0] == "error" and "needs OBJECT_STORE_ADDR" in line
+    assert runner.outputs() == {}
+
+    fork = runner("pull", HEAD_REPO="someone/agent", BASE_REPO="acme/agent")
+
+    assert fork.returncode == 0, fork.stdout + fork.stderr
+    [line] = fork.stdout.splitlines()
+    assert parse_command(line) == (
+        "warning",
+        {"title": "attest"},
+        "fixtures not available to forks: the object store's secrets are not given to this pull request",
+    )
+    assert runner.outputs() == {"available": "false"}
+
+
+def test_a_pull_that_fails_stops_the_step_before_the_tests(runner: Runner) -> None:
+    store = {
+        "OBJECT_STORE_ADDR": "127.0.0.1:9",
+        "OBJECT_STORE_ACCESS_KEY": "a",
+        "OBJECT_STORE_SECRET_KEY": "b",
+    }
+    env = clean_env(**{k: str(v) for k, v in runner.files.items()}, **store)
+    lock = runner.tmp / "tests" / "attest" / "fixtures.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("alpha not-a-digest\n", encoding="utf-8")
+
+    done = run_cli(["ci", "pull"], cwd=runner.tmp, env=env)
+
+    assert done.returncode == 3
+    [line] = done.stdout.splitlines()
+    name, _, message = parse_command(line)
+    assert name == "error" and message.startswith("attest fixture pull exited ")
+    assert message.endswith(": the tests cannot run without their pinned fixtures")
+    [error] = done.stderr.splitlines()
+    assert error.startswith("attest: tests/attest/fixtures.lock")
+    assert runner.outputs() == {}

@@ -1,4 +1,4 @@
-"""`attest ci select|run|policy|html|publish|gate`: the steps of a CI job that gates a change, one command each.
+"""`attest ci pull|select|run|policy|html|publish|gate`: the steps of a CI job that gates a change, one command each.
 
 Each step's inputs are options that also read an `ATTEST_CI_*` variable, so a workflow passes them
 through its environment and no value is ever spliced into a shell line. Outputs, the summary and
@@ -18,6 +18,7 @@ from ..engine.session import Mode
 from ..fixture import DEFAULT_DIR
 from ..forge.changes import base_commit
 from ..forge.command import Isolation, Network, RunInputs, run_step
+from ..forge.fixtures import PullInputs, pull_step
 from ..forge.gate import PageInputs, page_step
 from ..forge.selection import SelectInputs, select_step
 from ..forge.step import StepFailed
@@ -27,7 +28,7 @@ from ..github.publish import PublishOptions, publish_step
 from ..policy import DEFAULT_PATHS
 from .command import command_group
 
-HELP = """The steps of a CI job that gates a change: select, run, policy, html, publish, gate, in that order.
+HELP = """The steps of a CI job that gates a change: pull, select, run, policy, html, publish, gate, in that order.
 
 Every option can be given as the ATTEST_CI_* variable its help names. Outputs, the job summary and
 error lines are GitHub Actions' (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, workflow commands).
@@ -252,8 +253,21 @@ def publish_command(
     _as_step(lambda step: publish_step(options, step, os.environ))
 
 
+def pull_command(
+    fixtures_dir: DirOpt = DEFAULT_DIR,
+    head_repo: Annotated[
+        str, _opt("--head-repo", "HEAD_REPO", "The pull request's repository (owner/name).")
+    ] = "",
+    base_repo: Annotated[str, _opt("--base-repo", "BASE_REPO", "This run's repository.")] = "",
+) -> None:
+    """Pull the fixtures the lock pins (the store: OBJECT_STORE_*): output available; a fork given no store is false."""
+    inputs = PullInputs(fixtures_dir, head_repo, base_repo)
+    _as_step(lambda step: pull_step(inputs, step, os.environ))
+
+
 def register(app: typer.Typer) -> None:
     group = command_group("ci", HELP)
+    group.command("pull")(pull_command)
     group.command("select")(select_command)
     group.command("run")(run_command)
     group.command("policy")(policy_command)
