@@ -40,9 +40,9 @@ def root(
 
 
 def _register_all() -> None:
-    from . import capture, fixture, github, init, policy, replay, report, sandbox, select, tool
+    from . import capture, ci, fixture, github, init, policy, replay, report, sandbox, select, tool
 
-    for module in (init, capture, replay, fixture, sandbox, select, policy, report, github, tool):
+    for module in (init, capture, replay, fixture, sandbox, select, policy, report, github, ci, tool):
         module.register(app)
 
 

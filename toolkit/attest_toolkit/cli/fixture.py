@@ -318,8 +318,7 @@ def pull(
     refused); fixtures already here with the pinned digest are not downloaded again. Exit 0 ok;
     1 usage or no store; 2 a store error, a digest mismatch or a bad fixture."""
     path, done = pinned.pull(config_from_env(), names, fixtures_dir, lock, prefix)
-    fetched = sum(1 for item in done if item.transferred)
-    print(f"attest fixture pull: {fetched} fetched, {len(done) - fetched} up to date ({path})")
+    print(pinned.pulled_line(path, done))
     return EXIT_OK
 
 

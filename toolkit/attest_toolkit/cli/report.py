@@ -9,12 +9,11 @@ from typing import Annotated
 import typer
 
 from ..fixture import DEFAULT_DIR, atomic_write
-from ..fixture_diff import changes_between_dirs, changes_since
+from ..fixture_diff import changes_between_dirs
+from ..forge.changes import fixture_changes
+from ..forge.gate import PageInputs, policy_verdict, write_page
 from ..junit import from_junit, to_junit
-from ..policy import Verdict, default_policy_path, evaluate, load_policy
 from ..report import load_report, merge_reports, write_report
-from ..report_html import render_html
-from ..store.pinned import pinned_reader
 from ..summary import render
 from .command import command_group
 
@@ -65,8 +64,8 @@ def summary_command(
     output: Annotated[Path | None, OutOpt] = None,
 ) -> None:
     loaded = load_report(report)
-    verdict = _verdict(loaded, policy)
-    changes = _changes(base_ref, fixtures_dir)
+    verdict = policy_verdict(loaded, policy)
+    changes = fixture_changes(base_ref, fixtures_dir)
     if changes is None and base_fixtures is not None:
         changes = changes_between_dirs(base_fixtures, fixtures_dir)
     text = render(
@@ -95,24 +94,7 @@ def html_command(
     base_ref: Annotated[str | None, BaseRefOpt] = None,
     fixtures_dir: Annotated[Path, HeadOpt] = DEFAULT_DIR,
 ) -> None:
-    loaded = load_report(report)
-    changes = _changes(base_ref, fixtures_dir)
-    page = render_html(loaded, root=Path.cwd(), verdict=_verdict(loaded, policy), fixture_changes=changes)
-    atomic_write(output, page, mode=0o644)
-
-
-def _verdict(report: dict, policy: Path | None) -> Verdict | None:
-    """The policy's verdict when a policy is named or the default one exists."""
-    if policy is None and default_policy_path() is None:
-        return None
-    return evaluate(report, load_policy(policy))
-
-
-def _changes(base_ref: str | None, fixtures_dir: Path) -> list[dict] | None:
-    """What the change since `base_ref` re-recorded, pinned fixtures read from the store."""
-    if base_ref is None:
-        return None
-    return changes_since(Path.cwd(), base_ref, fixtures_dir, pinned_reader(fixtures_dir))
+    write_page(PageInputs(report, output, policy, base_ref, fixtures_dir))
 
 
 def merge_command(

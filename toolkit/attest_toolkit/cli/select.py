@@ -15,8 +15,7 @@ from ..fixture import DEFAULT_DIR
 from ..progress import on_terminal
 from ..report import load_report
 from ..select import Selection, parse_shard, select_tests, split
-from ..select.ids import file_of
-from ..select.scan import JS_SUFFIXES
+from ..select.scan import pytest_runnable
 
 T = TypeVar("T")
 PROGRESS_FROM = 200  # files to scan before a terminal shows a progress bar
@@ -86,9 +85,7 @@ def select_command(
 def render(selection: Selection, output: Format) -> str:
     if output is Format.json:
         return json.dumps(selection.to_json(), indent=2) + "\n"
-    tests = selection.tests
-    if output is Format.pytest:
-        tests = [t for t in tests if not file_of(t).endswith(JS_SUFFIXES)]
+    tests = pytest_runnable(selection.tests) if output is Format.pytest else selection.tests
     return "".join(f"{t}\n" for t in tests)
 
 

@@ -125,3 +125,78 @@ def append_step_summary(path: str | Path, markdown: str, limit: int = STEP_SUMMA
 STEP_SUMMARY_NOTICE = (
     "… trimmed to fit GitHub's 1 MiB job summary limit; the full report is in the report file."
 )
+
+
+def read_env_file(path: str | Path) -> dict[str, str]:
+    """Variables in GITHUB_ENV's format: `NAME=value` lines, and `NAME<<DELIMITER` ... `DELIMITER` for
+    a multi-line value; a missing file holds none."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read this environment file: {exc}", path) from None
+    found: dict[str, str] = {}
+    rows = iter(lines)
+    for line in rows:
+        name, heredoc, delimiter = line.partition("<<")
+        if heredoc and "=" not in name:
+            body = []
+            for row in rows:
+                if row == delimiter:
+                    break
+                body.append(row)
+            found[name] = "\n".join(body)
+        elif line:
+            key, _, value = line.partition("=")
+            found[key] = value
+    return found
+
+
+def read_path_file(path: str | Path) -> list[str]:
+    """GITHUB_PATH's directories, the last one written first, as the runner puts them on PATH."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read this path file: {exc}", path) from None
+    return [line for line in reversed(text.splitlines()) if line]
+
+
+# The runner's files of a step, which it reads when the step ends.
+RUNNER_FILES = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
+
+
+@dataclass(frozen=True)
+class ActionsStep:
+    """A step of a GitHub Actions job, as the forge-neutral steps (`forge.step.Step`) see it."""
+
+    env: Mapping[str, str]
+
+    def outputs(self, values: Mapping[str, str]) -> None:
+        if self.env.get("GITHUB_OUTPUT"):
+            append_outputs(self.env["GITHUB_OUTPUT"], values)
+
+    def summary(self, markdown: str) -> None:
+        if self.env.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(self.env["GITHUB_STEP_SUMMARY"], markdown)
+
+    def error(self, message: str) -> None:
+        print(workflow_command("error", message, title="attest"), flush=True)
+
+    def warning(self, message: str) -> None:
+        print(warning(message, title="attest"), flush=True)
+
+    def forget_writes(self) -> None:
+        for name in RUNNER_FILES:
+            if self.env.get(name):
+                _empty(self.env[name])
+
+
+def _empty(path: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot empty this file: {exc.strerror or exc}", path) from None

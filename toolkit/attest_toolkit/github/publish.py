@@ -13,6 +13,7 @@ report, policy, event file or artifact) is an error.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,11 +22,12 @@ from typing import TextIO
 
 from ..errors import AttestError, UsageError
 from ..fixture import atomic_write
-from ..fixture_diff import changes_since
+from ..forge.changes import fixture_changes
+from ..forge.gate import run_outputs, worth_telling
+from ..forge.step import Step
 from ..policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
 from ..report import Report, contradiction, load_report, redact_report, run_secrets
 from ..secrets import Secrets
-from ..store.pinned import pinned_reader
 from ..summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
@@ -123,6 +125,23 @@ def publish(
     return result
 
 
+def publish_step(options: PublishOptions, step: Step, env: Mapping[str, str]) -> int:
+    """The gate's publish step: publishing never decides the gate, so a failure is a warning and the
+    step passes; a read-only run's artifact (for the publish workflow) is named in the output
+    `pr-artifact`."""
+    shutil.rmtree(options.artifact_dir, ignore_errors=True)  # never a stale artifact for this run
+    try:
+        publish(options, env)
+    except AttestError as exc:
+        print(f"attest: {exc}", file=sys.stderr, flush=True)
+        step.warning(f"publishing exited {exc.exit_code}; the gate's verdict is unchanged")
+    except Exception as exc:  # whatever broke, the policy step's verdict stands
+        step.warning(f"publishing failed ({type(exc).__name__}); the gate's verdict is unchanged")
+    if (options.artifact_dir / "attest-pr.json").is_file():
+        step.outputs({"pr-artifact": str(options.artifact_dir)})
+    return 0
+
+
 # --- reading the inputs ----------------------------------------------------------------------------
 
 
@@ -189,11 +208,8 @@ def _base_policy(context: Context, token: str, retry: RetryPolicy | None) -> Pol
 
 def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
     """What the change re-recorded; a repository git cannot read only loses this section."""
-    if options.base_ref is None:
-        return None
     try:
-        reader = pinned_reader(Path(options.fixtures_dir))
-        return changes_since(Path.cwd(), options.base_ref, options.fixtures_dir, reader)
+        return fixture_changes(options.base_ref, Path(options.fixtures_dir))
     except AttestError as exc:
         # The ref and git's message are the pull request's words: escaped like every workflow command.
         print(warning(f"cannot compare fixtures with {options.base_ref}: {exc}", title="attest"), file=out)
@@ -284,17 +300,7 @@ def _conclusion(run: _Run) -> str:
 
 
 def _outputs(run: _Run, result: PublishResult) -> dict[str, str]:
-    replay = run.report["summary"]["replay"]
-    cost = f"{replay['live_cost_usd']:.6f}".rstrip("0").rstrip(".")
-    return {
-        "replayed": str(replay["replayed"]),
-        "live": str(replay["live"]),
-        "cost": cost,
-        "misses": str(replay["misses"]),
-        "verdict": run.verdict.verdict,
-        "comment-url": result.comment.url if result.comment else "",
-        "summary": report_summary_line(run.report),
-    }
+    return run_outputs(run.report, run.verdict, result.comment.url if result.comment else "")
 
 
 # --- GitHub ----------------------------------------------------------------------------------------
@@ -335,7 +341,9 @@ def _comment_step(run: _Run, publisher: Publisher, result: PublishResult) -> Non
         if run.options.from_artifact is not None and not _head_still(run, publisher, pr):
             return
         markdown = _markdown(run, COMMENT_LIMIT - len(MARKER) - COMMENT_MARGIN)
-        create = not run.options.comment_on_change or _worth_telling(run)
+        create = not run.options.comment_on_change or worth_telling(
+            run.report, run.verdict, run.fixture_changes
+        )
         result.comment = publisher.upsert_comment(pr.number, markdown, create=create)
     except ReadOnlyToken:
         raise
@@ -348,20 +356,6 @@ def _comment_step(run: _Run, publisher: Publisher, result: PublishResult) -> Non
         return
     extra = f" ({result.comment.deleted} duplicate(s) removed)" if result.comment.deleted else ""
     _say(run, f"attest: comment {result.comment.action}: {result.comment.url}{extra}")
-
-
-def _worth_telling(run: _Run) -> bool:
-    """Something a reviewer must see: a verdict other than pass, a miss, a failure, a test not
-    evaluated, a live call, drift, an unused recording, or a re-recorded fixture."""
-    replay = run.report["summary"]["replay"]
-    counts = ("misses", "live", "tool_live", "drift", "unused", "not_evaluated")
-    failed = any(t["outcome"] in ("failed", "error") for t in run.report["tests"])
-    return (
-        run.verdict.verdict != "pass"
-        or failed
-        or any(replay.get(k) for k in counts)
-        or bool(run.fixture_changes)
-    )
 
 
 def _head_still(run: _Run, publisher: Publisher, pr: PullRequest) -> bool:

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from ..fixture import SUFFIX
 from .git import Tree
-from .ids import normalize_path
+from .ids import file_of, normalize_path
 
 T = TypeVar("T")
 Progress = Callable[[Iterable[T], int], Iterator[T]]
@@ -59,6 +59,11 @@ class Usage:
     owner: str
     name: str | None
     directory: str | None
+
+
+def pytest_runnable(tests: Iterable[str]) -> list[str]:
+    """The ids pytest can be given: the Vitest files a selection names are not its to run."""
+    return [t for t in tests if not file_of(t).endswith(JS_SUFFIXES)]
 
 
 def is_test_file(path: str) -> bool:

@@ -70,6 +70,12 @@ def push(
     return lock, done
 
 
+def pulled_line(lock: Path, done: list[Pinned]) -> str:
+    """What `attest fixture pull` did, on one line."""
+    fetched = sum(1 for item in done if item.transferred)
+    return f"attest fixture pull: {fetched} fetched, {len(done) - fetched} up to date ({lock})"
+
+
 def pull(
     config: StoreConfig,
     names: list[str] | None = None,
