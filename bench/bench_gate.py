@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attest_toolkit.policy import evaluate, parse_policy
-from attest_toolkit.report import build_report, load_report
-from attest_toolkit.summary import render
+from attest_toolkit.report.build import build_report, load_report
+from attest_toolkit.report.policy import evaluate, parse_policy
+from attest_toolkit.report.summary import render
 
 COMMENT_LIMIT = 65_536  # GitHub's limit for one comment
 MISS = "replay miss: system prompt changed (hash a1b2c3d→e4f5a6b); re-record with `attest capture --refresh inc-{i}`"

@@ -13,8 +13,8 @@ import hashlib
 import json
 import timeit
 
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.normalize import parse_body, request_key
-from attest_toolkit.secrets import Secrets
 
 SECRETS = Secrets.of(["a-dotenv-secret-value-123", "another-dotenv-value-456"])
 

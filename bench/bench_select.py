@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from attest_toolkit.report import load_report
-from attest_toolkit.select import Selection, select_tests, shard, split
+from attest_toolkit.report.build import load_report
+from attest_toolkit.selection import Selection, select_tests, shard, split
 
 FIX = "tests/attest/fixtures"
 TESTS_PER_FILE = 10
@@ -173,7 +173,7 @@ def measure(root: Path, report: dict, runs: int) -> int:
     ]
     for label, seconds in rows:
         print(f"{label:<48} {seconds * 1000:8.1f} ms   x{seconds / base:6.1f} of baseline")
-    # Reading the report is attest_toolkit.report's work, shown above; the target is selection's own.
+    # Reading the report is attest_toolkit.report.build's work, shown above; the target is selection's own.
     slowest = max(plain, with_report, sharded)
     verdict = "ok" if slowest < 1.0 else "over"
     print(f"target: selection under 1 s -> {verdict} (slowest {slowest * 1000:.0f} ms)")

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.client import EngineProcess
-from attest_toolkit.engine.store import Recording, load
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.replay.client import EngineProcess
+from attest_toolkit.replay.index import Recording, load
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

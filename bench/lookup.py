@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from attest_toolkit.engine.session import Session
-from attest_toolkit.engine.store import LoadedFixture, Recording, load
 from attest_toolkit.normalize import parse_body, request_key
+from attest_toolkit.replay.index import LoadedFixture, Recording, load
+from attest_toolkit.replay.session import Session
 from common import (
     JSON,
     NO_SECRETS,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import openai
-from attest_toolkit import lane_http
+from attest_toolkit.pytest_plugin import lane as lane_http
 from common import (
     OPENAI,
     Route,

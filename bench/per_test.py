@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from attest_toolkit import lane_http
-from attest_toolkit.engine.client import EngineProcess
-from attest_toolkit.pytest_record import point_at, restore
+from attest_toolkit.pytest_plugin import lane as lane_http
+from attest_toolkit.pytest_plugin.record import point_at, restore
+from attest_toolkit.replay.client import EngineProcess
 from common import (
     MODEL,
     SCRUB,

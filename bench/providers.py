@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.session import Session
-from attest_toolkit.engine.store import LoadedFixture, Recording, load
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater, parse_body, request_key
+from attest_toolkit.replay.index import LoadedFixture, Recording, load
+from attest_toolkit.replay.session import Session
 from common import JSON, NO_SECRETS, SYSTEM, Row, cpu_timed, median, ms, ratio
 
 TURNS = 20

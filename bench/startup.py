@@ -87,7 +87,7 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     engine = console_script("attest-engine")
     cases = {
         # what the pytest plugin starts: the engine entry without the CLI layer
-        "serve": lambda: until_line([sys.executable, "-m", "attest_toolkit.engine", "serve"], "ready", None),
+        "serve": lambda: until_line([sys.executable, "-m", "attest_toolkit.replay", "serve"], "ready", None),
         "cli": lambda: until_line([engine, "serve"], "ready", None),
         "handshake": lambda: until_line(
             [
@@ -115,7 +115,7 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
     return [
         Row(
             "startup",
-            'the plugin\'s engine (`python -m attest_toolkit.engine serve`) to ready vs `python -c "import aiohttp"`',
+            'the plugin\'s engine (`python -m attest_toolkit.replay serve`) to ready vs `python -c "import aiohttp"`',
             ms(t["serve"]),
             ms(t["aiohttp"]),
             ratio(t["serve"], t["aiohttp"]),

@@ -15,7 +15,7 @@ from attest_toolkit.cli.github import register
 from attest_toolkit.github import publisher
 from attest_toolkit.github.publish import PublishOptions, PublishResult, publish
 from attest_toolkit.github.publisher import RetryPolicy
-from attest_toolkit.report import write_report
+from attest_toolkit.report.build import write_report
 from fake_github import FakeGitHub
 from fake_runner import parse_outputs
 from report_factory import make_miss, make_report, make_test, replay_facts

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attest_toolkit.report import summarize, validate_report
+from attest_toolkit.report.build import summarize, validate_report
 
 FIXTURE = "tests/attest/fixtures/inc-1042.attest.json"
 MISS_MESSAGE = (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import run_attest
 from conftest import AGENTS, chat_response, clean_env
 from scripted import chat_text_stream

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
 from conftest import chat_request, chat_response, exchange, run_cli, write_fixture
 from report_factory import make_report
 

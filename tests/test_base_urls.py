@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from attest_toolkit.policy import evaluate, parse_policy
-from attest_toolkit.summary import render
+from attest_toolkit.report.policy import evaluate, parse_policy
+from attest_toolkit.report.summary import render
 from capture_helpers import KEY, run_attest
 from conftest import (
     chat_request,

@@ -14,8 +14,8 @@ from pathlib import Path
 import boto3
 import h11
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.replay.server import Engine
 from capture_helpers import attest_in
 from conftest import AGENTS, clean_env, run_cli
 from upstream import (
@@ -380,7 +380,7 @@ def test_a_call_not_signed_with_the_engines_own_secret_never_goes_live(flow: Flo
 def test_a_streamed_answer_is_priced_from_its_usage_events(reply: Reply, model: str, cost: float) -> None:
     """ConverseStream's metadata event; Anthropic's message_start and message_delta inside the chunks
     (11 input tokens at $0.80 and 2 output at $4.00 per million for Claude 3.5 Haiku)."""
-    from attest_toolkit.engine.pricing import cost_usd, usage_of
+    from attest_toolkit.replay.pricing import cost_usd, usage_of
 
     assert reply.events is not None
     found = usage_of(b"".join(reply.events), reply.headers["content-type"])
@@ -422,7 +422,7 @@ def test_a_bedrock_hit_takes_the_engines_fast_path_despite_the_escaped_model_id(
 ) -> None:
     """boto3 escapes the model id's `:` (and an ARN's `/`): the fast path reads such a target as aiohttp
     routes it, so a Bedrock hit is answered from bytes built at load, as an OpenAI hit is."""
-    from attest_toolkit.engine.lane import split_target
+    from attest_toolkit.replay.lane import split_target
 
     found = split_target(target)
     assert (found[2] if found else None) == path

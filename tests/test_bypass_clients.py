@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from attest_toolkit import bypass, providers
+from attest_toolkit import providers
+from attest_toolkit.replay import bypass
 from test_loud_misses import suite as loud_suite
 from upstream import FakeUpstream, Reply
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import scripted
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import (
     ANTHROPIC_KEY,
     KEY,

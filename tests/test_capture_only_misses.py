@@ -15,11 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from attest_toolkit import capture as capturing
-from attest_toolkit import fixture as fx
-from attest_toolkit.partial import ReplayFirst
-from attest_toolkit.progress import ProgressLine
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.capture import recorder as capturing
+from attest_toolkit.capture.only_misses import ReplayFirst
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.report.progress import ProgressLine
 from capture_helpers import agent, capture_env, run_attest
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from scripted import chat_text_stream, flow_replies, responses_answer

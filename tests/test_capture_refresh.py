@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import scripted
-from attest_toolkit import capture as capturing
-from attest_toolkit import fixture as fx
+from attest_toolkit.capture import recorder as capturing
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.errors import UsageError
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Templater
-from attest_toolkit.secrets import Secrets
 from capture_helpers import GatedUpstream, agent, attest_argv, capture_env, run_attest
 from conftest import chat_request, chat_response, clean_env, exchange
 from upstream import FakeUpstream, Reply

@@ -14,11 +14,11 @@ from urllib.parse import parse_qs, quote
 
 import pytest
 import requests
-from attest_toolkit import capture as capturing
+from attest_toolkit.capture import recorder as capturing
+from attest_toolkit.credentials.scan import TOKEN_PATTERNS, Secrets
 from attest_toolkit.errors import AttestError
-from attest_toolkit.fixture import new_fixture, new_source, read_fixture
-from attest_toolkit.progress import ProgressLine
-from attest_toolkit.secrets import TOKEN_PATTERNS, Secrets
+from attest_toolkit.fixtures.document import new_fixture, new_source, read_fixture
+from attest_toolkit.report.progress import ProgressLine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from upstream import FakeUpstream, Reply

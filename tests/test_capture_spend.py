@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from attest_toolkit import fixture as fx
-from attest_toolkit.spend import estimate
+from attest_toolkit.capture.spend import estimate
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import capture_env, run_attest
 from conftest import AGENTS, chat_request, chat_response, exchange, write_fixture
 from upstream import FakeUpstream, Reply

@@ -12,7 +12,7 @@ from pathlib import Path
 import anthropic
 import openai
 import pytest
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.replay.server import Engine
 from conftest import (
     agent_cmd,
     calls_file,

@@ -12,7 +12,7 @@ from pathlib import Path
 import h11
 import pytest
 import requests
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.replay.server import Engine
 from conftest import chat_request, chat_response, clean_env, exchange, sse_exchange, write_fixture
 from upstream import FakeUpstream, Reply
 

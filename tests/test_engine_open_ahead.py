@@ -15,8 +15,8 @@ from pathlib import Path
 
 import openai
 import pytest
-from attest_toolkit.engine.runner import ControlPipe
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.replay.runner import ControlPipe
+from attest_toolkit.replay.server import Engine
 from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
 
 ENGINE = str(Path(sys.executable).parent / "attest-engine")

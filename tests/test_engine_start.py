@@ -56,7 +56,7 @@ def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> N
     _, stderr = proc.communicate("stop\n", timeout=30)
     assert proc.returncode == 0
     modules = imported(stderr)
-    assert "attest_toolkit.engine.runner" in modules
+    assert "attest_toolkit.replay.runner" in modules
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click")}
 
 
@@ -143,12 +143,12 @@ def test_replay_serve_usage_errors_are_one_line_exit_3(fixtures_dir: Path) -> No
 SYSTEM_CAS = ssl.create_default_context().cert_store_stats()["x509_ca"]
 PROBE = """
 import asyncio
-from attest_toolkit.engine import ca_store_deferred
-from attest_toolkit.engine import aiohttp_imported, engine_process
+from attest_toolkit.proxy.ca_store import ca_store_deferred
+from attest_toolkit.proxy.ca_store import aiohttp_imported, engine_process
 engine_process()
 with aiohttp_imported():  # as the engine's server does, at the first request that needs aiohttp
     from aiohttp import connector
-from attest_toolkit.engine.live import LiveForwarder
+from attest_toolkit.proxy.live import LiveForwarder
 before = connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"]
 async def first_live_call():
     forwarder = LiveForwarder({})

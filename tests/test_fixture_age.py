@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.policy import evaluate, parse_policy
-from attest_toolkit.report import build_report, merge_reports
-from attest_toolkit.summary import render
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.report.build import build_report, merge_reports
+from attest_toolkit.report.policy import evaluate, parse_policy
+from attest_toolkit.report.summary import render
 from conftest import chat_request, chat_response, exchange, run_cli, write_fixture
 from report_factory import ISOLATED, make_report, make_test, replay_facts
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from attest_toolkit.errors import AttestError
-from attest_toolkit.fixture_diff import changes_since
+from attest_toolkit.fixtures.diff import changes_since
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 
 
@@ -68,7 +68,7 @@ def test_report_summary_shows_the_re_recording_since_a_base_ref(repo: Path, monk
     import typer
     from attest_toolkit.cli import run
     from attest_toolkit.cli.report import register
-    from attest_toolkit.report import write_report
+    from attest_toolkit.report.build import write_report
     from report_factory import make_report
 
     fixtures = repo / "tests" / "attest" / "fixtures"

@@ -12,9 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Templater
-from attest_toolkit.secrets import Secrets
 from capture_helpers import KEY, run_attest
 from conftest import chat_request, chat_response, clean_env, exchange, run_cli, scrub
 from upstream import FakeUpstream, Reply

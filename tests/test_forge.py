@@ -12,7 +12,7 @@ from attest_toolkit.forge.gate import policy_verdict, run_outputs, worth_telling
 from attest_toolkit.forge.selection import Choice, SelectInputs, choose
 from attest_toolkit.forge.step import StepFailed
 from attest_toolkit.forge.verdict import GateInputs, ending, policy_to_use
-from attest_toolkit.policy import evaluate
+from attest_toolkit.report.policy import evaluate
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from report_factory import make_report, make_test, replay_facts
 

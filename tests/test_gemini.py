@@ -12,7 +12,7 @@ from pathlib import Path
 
 import google.genai  # noqa: F401  (in the test extra: missing, this fails; never skips)
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import run_attest
 from conftest import AGENTS, clean_env, run_cli
 from upstream import (

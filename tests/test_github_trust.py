@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from attest_toolkit.github.publisher import MARKER
-from attest_toolkit.summary import render
+from attest_toolkit.report.summary import render
 from github_harness import (
     HEAD,
     PR,

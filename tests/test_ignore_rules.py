@@ -8,9 +8,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.validation import load_schema
 from attest_toolkit.normalize.rules import parse_ignore
-from attest_toolkit.validation import load_schema
 from conftest import chat_request, chat_response, exchange, run_cli, scrub, write_fixture
 
 # The code now sends a raised max_tokens and a new reasoning setting; optionally a blank text block

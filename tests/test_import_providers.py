@@ -15,10 +15,10 @@ import google.genai  # noqa: F401
 import openai
 import pytest
 import yaml
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.server import Engine
-from attest_toolkit.importer import import_cassettes
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.importer import import_cassettes
+from attest_toolkit.replay.server import Engine
 from capture_helpers import attest_in
 from conftest import AGENTS, chat_response, clean_env, message_response, scrub
 from scripted import chat_text_stream

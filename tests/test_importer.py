@@ -14,12 +14,12 @@ import requests
 import typer
 import vcr
 import yaml
-from attest_toolkit import fixture as fx
 from attest_toolkit.cli import run
 from attest_toolkit.cli.fixture import register
-from attest_toolkit.engine.server import Engine
-from attest_toolkit.importer import import_cassettes
-from attest_toolkit.secrets import REDACTED, Secrets
+from attest_toolkit.credentials.scan import REDACTED, Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.importer import import_cassettes
+from attest_toolkit.replay.server import Engine
 from conftest import REAL_CASSETTES, git, needs_shared
 from upstream import FakeUpstream, Reply
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from attest_toolkit import __version__
-from attest_toolkit.policy import DEFAULTS, load_policy
+from attest_toolkit.report.policy import DEFAULTS, load_policy
 from conftest import clean_env, run_cli
 
 WROTE = [

@@ -1,7 +1,7 @@
 """The lane: a test runner's own SDK clients answered by its engine over a private socket, not HTTP.
 
 Every test here uses the official SDKs against a real `attest-engine serve` process started the way
-the pytest helper starts it (`EngineProcess`), with `lane_http.route` as the helper calls it.
+the pytest helper starts it (`EngineProcess`), with `pytest_plugin.lane.route` as the helper calls it.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from attest_toolkit import lane_http
-from attest_toolkit.engine.client import EngineProcess
-from attest_toolkit.engine.lane import FD_VAR
-from attest_toolkit.secrets import REDACTED
+from attest_toolkit.credentials.scan import REDACTED
+from attest_toolkit.pytest_plugin import lane as lane_http
+from attest_toolkit.replay.client import EngineProcess
+from attest_toolkit.replay.lane import FD_VAR
 from blockbuster import blockbuster_ctx
 from conftest import (
     chat_request,
@@ -249,7 +249,7 @@ def test_a_forked_child_uses_http_while_the_parent_keeps_the_lane(engine, fixtur
 def test_an_engine_that_does_not_serve_the_lane_is_used_over_http(tmp_path, fixture):
     """An engine that never reads the lane (one that predates it) must not leave calls waiting on it."""
     wrapper = tmp_path / "engine-without-lane"
-    wrapper.write_text(f'#!/bin/sh\nunset {FD_VAR}\nexec "{sys.executable}" -m attest_toolkit.engine "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nunset {FD_VAR}\nexec "{sys.executable}" -m attest_toolkit.replay "$@"\n')
     wrapper.chmod(0o755)
     engine = EngineProcess(str(wrapper), env=clean_env())
     try:

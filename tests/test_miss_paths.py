@@ -7,8 +7,8 @@ import json
 
 import jsonschema
 import pytest
+from attest_toolkit.fixtures.validation import load_schema
 from attest_toolkit.normalize.paths import changed_paths
-from attest_toolkit.validation import load_schema
 from conftest import chat_response, clean_env, exchange, run_cli, scrub, write_fixture
 
 RECORDED = {

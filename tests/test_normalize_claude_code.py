@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.normalize import COMPONENTS, Exchange, Templater, neutralize, request_key
 from attest_toolkit.normalize.claude_code import TOKEN
-from attest_toolkit.secrets import Secrets
 
 NO_SECRETS = Secrets.of([])
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from attest_toolkit.credentials.scan import REDACTED, Secrets
 from attest_toolkit.normalize import (
     COMPONENTS,
     Templater,
@@ -18,7 +19,6 @@ from attest_toolkit.normalize import (
     redact_query,
     request_key,
 )
-from attest_toolkit.secrets import REDACTED, Secrets
 from conftest import needs_shared
 from normalize_cassettes import IDS, exchanges, request_json
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from anthropic.types import Message, RawMessageStreamEvent
-from attest_toolkit import fixture as fx
+from attest_toolkit.credentials.scan import REDACTED, Secrets
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater, endpoint_kind, split_sse, timestamps
-from attest_toolkit.secrets import REDACTED, Secrets
 from conftest import chat_request, exchange, needs_shared, sse_exchange
 from normalize_cassettes import IDS, exchanges
 from openai.types import CreateEmbeddingResponse

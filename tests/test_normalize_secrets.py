@@ -16,11 +16,8 @@ from urllib.parse import quote
 
 import pytest
 import yaml
-from attest_toolkit.fixture import _first_credential, find_credential
-from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
-from attest_toolkit.normalize.streams import find_streamed_secret
-from attest_toolkit.secret_names import is_secret_key, is_secret_param
-from attest_toolkit.secrets import (
+from attest_toolkit.credentials.names import is_secret_key, is_secret_param
+from attest_toolkit.credentials.scan import (
     REDACTED,
     TOKEN_PATTERNS,
     Secrets,
@@ -28,6 +25,9 @@ from attest_toolkit.secrets import (
     may_hold_secret,
     redact_argv,
 )
+from attest_toolkit.fixtures.document import _first_credential, find_credential
+from attest_toolkit.normalize import Exchange, Templater, request_key, split_sse
+from attest_toolkit.normalize.streams import find_streamed_secret
 from conftest import REAL_CASSETTES, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

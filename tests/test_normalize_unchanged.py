@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.normalize import (
     COMPONENTS,
     Templater,
@@ -16,7 +17,6 @@ from attest_toolkit.normalize import (
     parse_body,
     request_key,
 )
-from attest_toolkit.secrets import Secrets
 from conftest import needs_shared
 from normalize_cassettes import IDS, exchanges
 

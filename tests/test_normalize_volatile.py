@@ -9,10 +9,10 @@ import string
 from typing import Any
 
 import pytest
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.normalize import Exchange, Templater, describe_components, key_of, request_key
 from attest_toolkit.normalize.served import Served
 from attest_toolkit.normalize.volatile import Numbering
-from attest_toolkit.secrets import Secrets
 from conftest import needs_shared
 from normalize_cassettes import exchanges, request_json
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import KEY, run_attest
 from conftest import AGENTS, clean_env
 from upstream import FakeUpstream, Reply

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from conftest import chat_response, clean_env, scrub
 from upstream import FakeUpstream, Reply
 

@@ -10,7 +10,7 @@ import pytest
 import typer
 from attest_toolkit.cli import policy as policy_cli
 from attest_toolkit.cli import run
-from attest_toolkit.policy import PolicyError, Verdict, evaluate, glob_regex, load_policy, parse_policy
+from attest_toolkit.report.policy import PolicyError, Verdict, evaluate, glob_regex, load_policy, parse_policy
 from conftest import run_cli
 from report_factory import make_miss, make_report, make_test, replay_facts
 

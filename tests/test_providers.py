@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from attest_toolkit import guard, providers
-from attest_toolkit.engine import lane
 from attest_toolkit.normalize import volatile
-from attest_toolkit.provider_env import ALL_VARS, KEY_VARS, proxy_env
+from attest_toolkit.proxy.env import ALL_VARS, KEY_VARS, proxy_env
+from attest_toolkit.replay import lane
 from conftest import REPO
 from test_guard import ALLOWED_SAMPLES, BLOCKED_SAMPLES
 

@@ -6,7 +6,7 @@ import json
 
 import jsonschema
 import pytest
-from attest_toolkit.validation import load_schema
+from attest_toolkit.fixtures.validation import load_schema
 from conftest import chat_request, chat_response, exchange, scrub, write_fixture
 from upstream import FakeUpstream, Reply
 

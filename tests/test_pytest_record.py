@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import run_attest
 from conftest import chat_response, scrub
 from upstream import FakeUpstream, Reply

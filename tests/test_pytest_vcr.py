@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attest_toolkit import fixture as fx
-from attest_toolkit.importer import layout_name
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.importer import layout_name
 from conftest import chat_response, clean_env, scrub
 from upstream import FakeUpstream, Reply
 

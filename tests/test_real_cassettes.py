@@ -27,13 +27,13 @@ import openai
 import pytest
 import requests
 import yaml
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.server import Engine
-from attest_toolkit.engine.store import load
-from attest_toolkit.importer import import_cassettes
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.importer import import_cassettes
 from attest_toolkit.normalize import timestamps
 from attest_toolkit.normalize.served import restore
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.replay.index import load
+from attest_toolkit.replay.server import Engine
 from conftest import REAL_CASSETTES, needs_shared
 
 CASSETTES = REAL_CASSETTES

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.secrets import REDACTED
+from attest_toolkit.credentials.scan import REDACTED
+from attest_toolkit.fixtures import document as fx
 from conftest import chat_response, clean_env, message_response, run_cli, scrub
 from upstream import FakeUpstream, Reply
 

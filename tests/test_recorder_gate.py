@@ -8,7 +8,7 @@ import json
 import sys
 import textwrap
 
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from capture_helpers import KEY, run_attest
 from conftest import AGENTS, chat_response, clean_env, scrub
 from test_fixture_trust import fixture_with_tools

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from attest_toolkit.repeat import base_id, divergence
-from attest_toolkit.summary import render
-from attest_toolkit.validation import load_schema
+from attest_toolkit.fixtures.validation import load_schema
+from attest_toolkit.replay.repeat import base_id, divergence
+from attest_toolkit.report.summary import render
 from conftest import chat_request, chat_response, clean_env, exchange, run_cli, scrub, write_fixture
 
 # Asks two questions; with FLIP_FILE set, in the other order on every second run (a flaky agent:

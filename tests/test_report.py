@@ -11,14 +11,8 @@ import pytest
 import typer
 from attest_toolkit.cli import report as report_cli
 from attest_toolkit.cli import run
-from attest_toolkit.junit import from_junit, to_junit
-from attest_toolkit.report import (
-    ReportError,
-    build_report,
-    load_report,
-    merge_reports,
-    write_report,
-)
+from attest_toolkit.report.build import ReportError, build_report, load_report, merge_reports, write_report
+from attest_toolkit.report.junit import from_junit, to_junit
 from report_factory import ISOLATED, make_miss, make_report, make_test, replay_facts
 
 

@@ -21,6 +21,7 @@ import pytest
 import typer
 from attest_toolkit.cli import run
 from attest_toolkit.cli.sandbox import register
+from attest_toolkit.fixtures.validation import load_schema
 from attest_toolkit.sandbox import (
     SandboxError,
     choose_strategy,
@@ -33,7 +34,6 @@ from attest_toolkit.sandbox import (
 from attest_toolkit.sandbox import strategy as strategies
 from attest_toolkit.sandbox.probe import Probe
 from attest_toolkit.sandbox.strategy import Invoker, sudo_argv, wrap
-from attest_toolkit.validation import load_schema
 
 PY = sys.executable
 EGRESS_SCHEMA = load_schema("report-v2.schema.json")["$defs"]["summary"]["properties"]["egress"]

@@ -13,9 +13,9 @@ import pytest
 import typer
 from attest_toolkit.cli import run
 from attest_toolkit.cli.select import _terminal_progress, register
-from attest_toolkit.report import ReportError, load_report
-from attest_toolkit.select import select_tests, shard
-from attest_toolkit.select.scan import scan_js
+from attest_toolkit.report.build import ReportError, load_report
+from attest_toolkit.selection import select_tests, shard
+from attest_toolkit.selection.scan import scan_js
 from conftest import git
 
 FIX = "tests/attest/fixtures"

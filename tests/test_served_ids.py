@@ -8,8 +8,8 @@ from pathlib import Path
 
 import anthropic
 import openai
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.replay.server import Engine
 from conftest import chat_request, chat_response, clean_env, exchange, write_fixture
 from upstream import FakeUpstream, Reply
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import typer
-from attest_toolkit import fixture as fx
 from attest_toolkit.cli import report as report_cli
 from attest_toolkit.cli import run
-from attest_toolkit.policy import evaluate, parse_policy
-from attest_toolkit.summary import fixture_changes, render, summary_line
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.report.policy import evaluate, parse_policy
+from attest_toolkit.report.summary import fixture_changes, render, summary_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from report_factory import MISS_MESSAGE, make_miss, make_report, make_test, replay_facts

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import canonical_hash
-from attest_toolkit.secrets import Secrets
 from attest_toolkit.tools.match import normalized
 from capture_helpers import KEY, run_attest
 from conftest import clean_env

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.errors import UsageError
-from attest_toolkit.policy import evaluate, parse_policy
-from attest_toolkit.secrets import Secrets
-from attest_toolkit.summary import summary_line
+from attest_toolkit.report.policy import evaluate, parse_policy
+from attest_toolkit.report.summary import summary_line
 from attest_toolkit.tools.declare import parse_tool, server_name, stored_upstream
 from attest_toolkit.tools.match import ToolChannel, ToolRecording, call_key
 from attest_toolkit.tools.mcp import readdress_event, readdress_json
@@ -105,8 +105,8 @@ def test_the_report_totals_tool_calls_and_the_policy_caps_live_ones():
 
 
 def test_fixture_show_lists_the_tool_channel():
-    from attest_toolkit import fixture as fx
-    from attest_toolkit.fixture_view import describe
+    from attest_toolkit.fixtures import document as fx
+    from attest_toolkit.fixtures.view import describe
     from conftest import REPO
 
     path = REPO / "examples" / "fixtures" / "example.attest.json"
@@ -115,9 +115,9 @@ def test_fixture_show_lists_the_tool_channel():
 
 
 def test_fixture_verify_finds_a_stale_tool_hash(tmp_path):
-    from attest_toolkit import fixture as fx
     from attest_toolkit.errors import FixtureError
-    from attest_toolkit.fixture_verify import verify_fixture
+    from attest_toolkit.fixtures import document as fx
+    from attest_toolkit.fixtures.verify import verify_fixture
     from conftest import REPO
 
     doc = fx.read_fixture(REPO / "examples" / "fixtures" / "example.attest.json")
@@ -130,8 +130,8 @@ def test_fixture_verify_finds_a_stale_tool_hash(tmp_path):
 
 def test_an_http_tool_answer_and_mcp_resources_are_served_from_a_fixture(tmp_path):
     import requests
-    from attest_toolkit import fixture as fx
-    from attest_toolkit.engine.server import Engine
+    from attest_toolkit.fixtures import document as fx
+    from attest_toolkit.replay.server import Engine
 
     events = ["event: progress\ndata: 1\n\n", 'event: done\ndata: {"rows": 2}\n\n']
     read = {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "file:///orders.csv"}}

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import openai
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.capture import capture
-from attest_toolkit.engine.server import Engine
-from attest_toolkit.importer import import_cassettes
+from attest_toolkit.capture.recorder import capture
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.importer import import_cassettes
 from attest_toolkit.normalize import canonical_hash
-from attest_toolkit.secrets import Secrets
+from attest_toolkit.replay.server import Engine
 from capture_helpers import capture_env
 from conftest import REAL_CASSETTES, clean_env, needs_shared
 from upstream import FakeUpstream, Reply

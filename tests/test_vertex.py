@@ -14,9 +14,9 @@ from pathlib import Path
 import google.auth  # google-genai brings google-auth
 import google.genai
 import pytest
-from attest_toolkit import fixture as fx
-from attest_toolkit.engine.live import upstream_for
-from attest_toolkit.engine.server import Engine
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.proxy.live import upstream_for
+from attest_toolkit.replay.server import Engine
 from capture_helpers import run_agent
 from conftest import AGENTS, clean_env, run_cli
 from google.auth.transport.requests import Request

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from attest_toolkit import fixture as fx
+from attest_toolkit.fixtures import document as fx
 from conftest import REAL_CASSETTES, REPO, clean_env, run_cli
 from upstream import FakeUpstream, Reply
 

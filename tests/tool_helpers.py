@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from aiohttp import web
-from attest_toolkit.engine.background import BackgroundServer
+from attest_toolkit.proxy.background import BackgroundServer
 from conftest import AGENTS, chat_response
 from upstream import Reply
 

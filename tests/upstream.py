@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from attest_toolkit.engine.background import BackgroundServer
+from attest_toolkit.proxy.background import BackgroundServer
 
 
 @dataclass

@@ -14,9 +14,9 @@ from pathlib import Path
 import yaml
 
 from . import __version__
-from .fixture import DEFAULT_DIR, atomic_write
-from .policy import DEFAULTS
-from .validation import load_schema
+from .fixtures.document import DEFAULT_DIR, atomic_write
+from .fixtures.validation import load_schema
+from .report.policy import DEFAULTS
 
 DATA = Path(__file__).resolve().parent / "data" / "starter"
 FIXTURE = "attest-hello"

@@ -4,7 +4,7 @@
  * worker that started it. Each replay is one session on it: a test pays two lines, not a process start.
  *
  * A session's variables differ from another's of the same fixture, mode and guard only by its id, so
- * the first such open asks the engine for a template (attest_toolkit/engine/ahead.py): a prefix and a
+ * the first such open asks the engine for a template (attest_toolkit/replay/ahead.py): a prefix and a
  * key with which this side makes the next sessions' ids itself. Such a test writes no open at all: its
  * variables are known at once, and the engine opens its session on the first call naming the id (or
  * at its close). Only the close is waited for (the verdict needs its summary); an open that failed

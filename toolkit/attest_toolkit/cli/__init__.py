@@ -24,7 +24,7 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        from ..engine.pricing import table_date  # live calls are priced from it: its age matters
+        from ..replay.pricing import table_date  # live calls are priced from it: its age matters
 
         print(f"attest-toolkit {__version__} (model prices of {table_date()})")
         raise typer.Exit(0)

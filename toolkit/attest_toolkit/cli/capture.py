@@ -8,10 +8,10 @@ from pathlib import Path
 
 import typer
 
-from .. import capture as capturing
-from .. import fixture as fx
-from .. import spend
+from ..capture import recorder as capturing
+from ..capture import spend
 from ..errors import UsageError
+from ..fixtures import document as fx
 
 NAME = typer.Option(
     None, "--name", "-n", help="Fixture name: writes tests/attest/fixtures/<name>.attest.json."

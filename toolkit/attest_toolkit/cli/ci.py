@@ -14,8 +14,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..engine.session import Mode
-from ..fixture import DEFAULT_DIR
+from ..fixtures.document import DEFAULT_DIR
 from ..forge.changes import base_commit
 from ..forge.command import Isolation, Network, RunInputs, run_step
 from ..forge.fixtures import PullInputs, pull_step
@@ -25,7 +24,8 @@ from ..forge.step import StepFailed
 from ..forge.verdict import GateInputs, gate_step, policy_step
 from ..github.commands import ActionsStep, read_env_file, read_path_file
 from ..github.publish import PublishOptions, publish_step
-from ..policy import DEFAULT_PATHS
+from ..replay.session import Mode
+from ..report.policy import DEFAULT_PATHS
 from .command import command_group
 
 HELP = """The steps of a CI job that gates a change: pull, select, run, policy, html, publish, gate, in that order.

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import typer
 
-from ..engine import runner
-from ..engine.runner import print_outcome, run_command, serve_control
 from ..errors import UsageError
+from ..replay import runner
+from ..replay.runner import print_outcome, run_command, serve_control
 from .command import command_group, run
 from .replay import (
     COMMAND,
@@ -90,7 +90,7 @@ REPORT_OUTPUT = typer.Option(..., "--output", "-o", help="Where to write the rep
 def report(output: Path = REPORT_OUTPUT) -> int:
     """Write report-v2 from a test runner's rows on stdin: {"runner": ..., "guard": ..., "tests": [...]};
     print the lines the run ends with (the summary line last)."""
-    from ..runner_report import write_from_rows
+    from ..report.runner_rows import write_from_rows
 
     for line in write_from_rows(sys.stdin, output):
         print(line)

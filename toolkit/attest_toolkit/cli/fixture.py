@@ -10,16 +10,18 @@ from pathlib import Path
 
 import typer
 
-from .. import ctxmesh, fixture_catalog, fixture_verify, importer
-from .. import fixture as fx
-from .. import last_miss as kept_miss
-from .. import rebase as rebasing
+from ..capture import rebase as rebasing
 from ..errors import AttestError, UsageError
-from ..fixture_sequence import diagram
-from ..fixture_view import describe
-from ..progress import ProgressLine, counted
-from ..store import ctxmesh_run, pinned
-from ..store.client import DEFAULT_BUCKET, config_from_env
+from ..fixtures import catalog as fixture_catalog
+from ..fixtures import ctxmesh, importer
+from ..fixtures import document as fx
+from ..fixtures import verify as fixture_verify
+from ..fixtures.remote import ctxmesh_run, pinned
+from ..fixtures.remote.client import DEFAULT_BUCKET, config_from_env
+from ..fixtures.sequence import diagram
+from ..fixtures.view import describe
+from ..replay import last_miss as kept_miss
+from ..report.progress import ProgressLine, counted
 from .command import command_group
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..policy import evaluate, load_policy
-from ..report import load_report
-from ..summary import render_verdict
+from ..report.build import load_report
+from ..report.policy import evaluate, load_policy
+from ..report.summary import render_verdict
 from .command import command_group
 
 HELP = """Evaluate a report against the policy and print the verdict, rule by rule.

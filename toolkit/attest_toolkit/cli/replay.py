@@ -8,7 +8,9 @@ from pathlib import Path
 
 import typer
 
-from ..engine.runner import (
+from ..errors import UsageError
+from ..replay.repeat import divergence
+from ..replay.runner import (
     EXIT_DIVERGED,
     exit_code,
     print_outcome,
@@ -16,9 +18,7 @@ from ..engine.runner import (
     resolve_mode,
     run_command,
 )
-from ..engine.session import MATCHES
-from ..errors import UsageError
-from ..repeat import divergence
+from ..replay.session import MATCHES
 
 NAME = typer.Option(
     [],

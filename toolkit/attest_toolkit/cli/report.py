@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
-from ..fixture import DEFAULT_DIR, atomic_write
-from ..fixture_diff import changes_between_dirs
+from ..fixtures.diff import changes_between_dirs
+from ..fixtures.document import DEFAULT_DIR, atomic_write
 from ..forge.changes import fixture_changes
 from ..forge.gate import PageInputs, policy_verdict, write_page
-from ..junit import from_junit, to_junit
-from ..report import load_report, merge_reports, write_report
-from ..summary import render
+from ..report.build import load_report, merge_reports, write_report
+from ..report.junit import from_junit, to_junit
+from ..report.summary import render
 from .command import command_group
 
 SUMMARY_HELP = """Render a report as the pull-request summary.

@@ -11,11 +11,11 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from ..fixture import DEFAULT_DIR
-from ..progress import on_terminal
-from ..report import load_report
-from ..select import Selection, parse_shard, select_tests, split
-from ..select.scan import pytest_runnable
+from ..fixtures.document import DEFAULT_DIR
+from ..report.build import load_report
+from ..report.progress import on_terminal
+from ..selection import Selection, parse_shard, select_tests, split
+from ..selection.scan import pytest_runnable
 
 T = TypeVar("T")
 PROGRESS_FROM = 200  # files to scan before a terminal shows a progress bar

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..fixture_diff import changes_since
-from ..store.pinned import pinned_reader
+from ..fixtures.diff import changes_since
+from ..fixtures.remote.pinned import pinned_reader
 
 
 def base_commit(value: str | None) -> str | None:

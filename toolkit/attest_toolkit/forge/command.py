@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..engine.session import Mode
 from ..errors import AttestError, UsageError
+from ..replay.session import Mode
 from ..sandbox import run_isolated
 from ..sandbox.strategy import boot_argv
 from .step import Step, StepFailed

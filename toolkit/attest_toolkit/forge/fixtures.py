@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AttestError
-from ..store import pinned
-from ..store.client import config_from_env
+from ..fixtures.remote import pinned
+from ..fixtures.remote.client import config_from_env
 from .step import Step, StepFailed, flag
 
 NO_STORE = (

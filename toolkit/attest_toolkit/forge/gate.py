@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AttestError
-from ..fixture import atomic_write
-from ..policy import Verdict, default_policy_path, evaluate, load_policy
-from ..report import Report, load_report
-from ..report_html import render_html
-from ..summary import report_summary_line
+from ..fixtures.document import atomic_write
+from ..report.build import Report, load_report
+from ..report.html import render_html
+from ..report.policy import Verdict, default_policy_path, evaluate, load_policy
+from ..report.summary import report_summary_line
 from .changes import fixture_changes
 from .step import Step
 

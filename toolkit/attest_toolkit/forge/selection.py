@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AttestError
-from ..fixture import atomic_write
-from ..select import Selection, parse_shard, select_tests, split
-from ..select.scan import pytest_runnable
+from ..fixtures.document import atomic_write
+from ..selection import Selection, parse_shard, select_tests, split
+from ..selection.scan import pytest_runnable
 from .changes import base_commit
 from .step import Step, StepFailed, flag
 

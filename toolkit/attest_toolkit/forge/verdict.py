@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AttestError
-from ..policy import DEFAULT_PATHS, evaluate, load_policy
-from ..report import load_report
-from ..summary import render_verdict
+from ..report.build import load_report
+from ..report.policy import DEFAULT_PATHS, evaluate, load_policy
+from ..report.summary import render_verdict
 from .step import Step
 
 ERROR = "error"  # the verdict of a run the policy could not be evaluated on (a bad report or policy)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError, read_text
-from ..fixture import atomic_write
-from ..validation import first_error
+from ..fixtures.document import atomic_write
+from ..fixtures.validation import first_error
 
 PR_ARTIFACT = "attest-pr.json"
 DEFAULT_API_URL = "https://api.github.com"

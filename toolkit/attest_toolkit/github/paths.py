@@ -13,7 +13,7 @@ import posixpath
 from pathlib import Path
 
 from ..repo_root import toplevel
-from ..report import Report
+from ..report.build import Report
 
 
 def repository_prefix(cwd: Path, workspace: str | None = None) -> str:

@@ -20,15 +20,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from ..credentials.scan import Secrets
 from ..errors import AttestError, UsageError
-from ..fixture import atomic_write
+from ..fixtures.document import atomic_write
 from ..forge.changes import fixture_changes
 from ..forge.gate import run_outputs, worth_telling
 from ..forge.step import Step
-from ..policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
-from ..report import Report, contradiction, load_report, redact_report, run_secrets
-from ..secrets import Secrets
-from ..summary import render, report_summary_line
+from ..report.build import Report, contradiction, load_report, redact_report, run_secrets
+from ..report.policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
+from ..report.summary import render, report_summary_line
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
 from .event import Context, PrArtifact, PullRequest, load_context, read_pr_artifact, write_pr_artifact

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import report as reports
-from ..engine.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
-from ..engine.server import Engine
+from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
+from ..replay.server import Engine
+from ..report import build as reports
 from ..sandbox.egress import Egress, egress_record
 from .container import ImageRun
 from .netns import LoopbackNamespace

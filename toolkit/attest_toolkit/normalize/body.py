@@ -10,9 +10,9 @@ import zlib
 from typing import Any
 from urllib.parse import unquote_plus
 
+from ..credentials.names import is_secret_param
+from ..credentials.scan import REDACTED, Secrets
 from ..errors import FixtureError
-from ..secret_names import is_secret_param
-from ..secrets import REDACTED, Secrets
 from . import eventstream
 from .multipart import parse_multipart
 from .sse import split_sse

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from ..credentials.scan import Secrets
 from ..providers import Endpoint, endpoint_for, model_of
-from ..secrets import Secrets
 from . import unchanged
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..credentials.scan import Secrets
 from ..providers import PROVIDERS, provider_for
-from ..secrets import Secrets
 from . import eventstream
 from .body import Body, parse_body, redact_encoded, redact_query
 from .decompose import request_key

@@ -15,9 +15,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..credentials.scan import Secrets
 from ..providers import ID_SHAPES
 from ..providers.base import BASE62, HEX, Shape
-from ..secrets import Secrets
 from . import timestamps
 from .body import parse_body, request_content
 from .decompose import RequestKey, request_key

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..secrets import REDACTED, Secrets
+from ..credentials.scan import REDACTED, Secrets
 
 # Fields that name a stream rather than carry its text (`choices[].index`, Anthropic's block `index`,
 # the Responses API's `output_index`/`content_index`/`item_id`).

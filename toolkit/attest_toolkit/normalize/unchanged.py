@@ -17,8 +17,8 @@ from collections.abc import Container, Mapping
 from itertools import chain, compress, repeat
 from operator import not_
 
-from ..secret_names import is_secret_key
-from ..secrets import Secrets
+from ..credentials.names import is_secret_key
+from ..credentials.scan import Secrets
 from .claude_code import might_change
 from .volatile import has_volatile
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..secret_names import is_secret_key
-from ..secrets import REDACTED, Secrets
+from ..credentials.names import is_secret_key
+from ..credentials.scan import REDACTED, Secrets
 
 # The parts of a request that carry a tool's output back to the model: stored and compared literally.
 TOOL_RESULT_TYPES = {

@@ -149,6 +149,8 @@ def current_egress(environ: Mapping[str, str] | None = None) -> Egress:
 
 def write_egress(path: Path, egress: Egress) -> None:
     """Write the egress record as JSON, atomically."""
-    from ..fixture import atomic_write  # not at import time: the inner step starts without jsonschema
+    from ..fixtures.document import (
+        atomic_write,  # not at import time: the inner step starts without jsonschema
+    )
 
     atomic_write(path, json.dumps(egress, indent=2, sort_keys=True) + "\n", mode=0o644)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..credentials.scan import TOKEN_PATTERNS
 from ..errors import AttestError
-from ..secrets import TOKEN_PATTERNS
 from .probe import run_probe
 
 ALREADY_ISOLATED = "already-isolated"

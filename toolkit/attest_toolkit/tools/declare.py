@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..credentials.scan import Secrets, redact_argv
 from ..errors import FixtureError, UsageError
 from ..normalize import redact_query
-from ..provider_env import ALL_VARS, KEY_VARS
-from ..secrets import Secrets, redact_argv
+from ..proxy.env import ALL_VARS, KEY_VARS
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SUFFIXES = ("_MCP_URL", "_API_URL", "_BASE_URL", "_URL", "_MCP", "_API")

@@ -12,13 +12,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import diagnose
-from ..engine.diagnose import Miss
+from ..credentials.scan import Secrets
 from ..normalize import body_bytes, canonical_hash
 from ..normalize.decompose import _query_pairs, normal_path
 from ..normalize.volatile import Numbering
 from ..normalize.walk import Walker
-from ..secrets import Secrets
+from ..replay import diagnose
+from ..replay.diagnose import Miss
 from .mcp import Rpc, rpc_of
 
 # Response headers a replay sets itself.

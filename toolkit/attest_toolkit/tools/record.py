@@ -14,11 +14,11 @@ from typing import Any
 
 from aiohttp import web
 
-from ..engine.live import LiveForwarder, reason_of
-from ..fixture import Interaction
+from ..credentials.scan import Secrets
+from ..fixtures.document import Interaction
 from ..normalize import Exchange, body_bytes, parse_body, redact_query
 from ..normalize.walk import Walker
-from ..secrets import Secrets
+from ..proxy.live import LiveForwarder, reason_of
 from .declare import HttpTool
 from .match import SESSION_HEADER, SESSION_MARK, call_key
 from .mcp import rpc_of, rpc_reply

@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING
 import aiohttp
 from aiohttp import web
 
-from ..engine.diagnose import NO_SESSION, Miss
-from ..engine.live import ForwardRefused, cut_off
 from ..normalize import parse_body
+from ..proxy.live import ForwardRefused, cut_off
+from ..replay.diagnose import NO_SESSION, Miss
 from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
 from .mcp import error_reply, readdress_event, readdress_json
 from .record import is_session_plumbing
 
 if TYPE_CHECKING:
-    from ..engine.channel import ChannelContext
-    from ..engine.session import Session
+    from ..replay.channel import ChannelContext
+    from ..replay.session import Session
 
 
 class ToolReplay:
-    """The tool channel of the engine (an `engine.channel.Channel`)."""
+    """The tool channel of the engine (an `replay.channel.Channel`)."""
 
     def __init__(self, context: ChannelContext) -> None:
         self.app = context

@@ -21,7 +21,7 @@ afterAll(() => rmSync(copy, { recursive: true, force: true }));
 const engine = spawnSync("sh", ["-c", "command -v attest-engine"], { encoding: "utf8" }).stdout.trim();
 const RENAME = [
   "import json, sys",
-  "from attest_toolkit.fixture import write_fixture",
+  "from attest_toolkit.fixtures.document import write_fixture",
   "doc = json.load(open(sys.argv[1]))",
   "doc['tools']['orders']['env'] = 'ORDERS_MCP_URL_RENAMED'",
   "write_fixture(sys.argv[1], doc)",

@@ -1,0 +1,672 @@
+"""The pytest helper: the `attest_replay` fixture, the egress guard switch, and report-v2.
+
+    def test_inc_1042_replay(attest_replay):
+        with attest_replay("inc-1042"):
+            result = run_refund_agent("O-1042")  # construct model clients here, after the call
+
+One engine process per test session (per xdist worker) serves every fixture; a test opens and closes
+a session on it. A strict miss fails the test with the miss message whatever the agent raised and
+whatever marker the test carries; an auto miss without a key is `not_evaluated: replay_miss`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import pluggy
+import pytest
+
+from ..errors import AttestError
+from ..fixtures.document import DEFAULT_DIR, fixture_path, name_of
+from ..normalize.rules import parse_ignore
+from ..replay import bypass, last_miss, plain_http
+from ..replay.client import EngineProcess
+from ..replay.repeat import base_id, divergence, run_label
+from ..replay.rerecord import fitted
+from ..replay.session import MATCHES, MODES, default_mode
+from ..report import build as reports
+from ..report.build import TOOL_COUNTS
+from ..report.runner_rows import egress_facts
+from ..report.summary import run_end_lines
+from . import lane as lane_http
+from . import plain_clients, record
+
+REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
+HANDLES = pytest.StashKey[list["ReplayHandle"]]()
+RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp | Rebaser"]]]()
+RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
+PROPERTY = "attest_replay"
+EGRESS_CHOICES = ("block", "block-all", "off")
+T = TypeVar("T")
+pytest_plugins = ["attest_toolkit.pytest_plugin.vcr"]  # pytest-recording's vcr marker, on attest
+
+if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from ..capture.rebase import Rebaser
+    from ..capture.recorder import RecordingApp
+    from .record_front import RecordingFront
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attest", "attest replay")
+    group.addoption(
+        "--attest-replay",
+        choices=MODES,
+        default=None,
+        help="Replay mode: strict, auto or off (default: ATTEST_REPLAY, else strict when CI is set, else auto).",
+    )
+    group.addoption(
+        "--attest-strict",
+        action="store_true",
+        default=None,
+        help="Fail (instead of skip) a test whose auto-mode miss could not go live. Also ATTEST_STRICT=1.",
+    )
+    group.addoption(
+        "--attest-egress",
+        choices=EGRESS_CHOICES,
+        default=None,
+        help="block: connections to known provider hosts fail (EgressBlockedError); block-all: every host "
+        "but loopback and --attest-allowed-hosts fails too (pytest-recording's --block-network). "
+        "Also ATTEST_EGRESS.",
+    )
+    group.addoption(
+        "--attest-allowed-hosts",
+        default=None,
+        metavar="HOSTS",
+        help="With --attest-egress=block-all: comma-separated hosts (names or addresses) still reachable. "
+        "Provider hosts stay blocked. Also ATTEST_ALLOWED_HOSTS.",
+    )
+    group.addoption(
+        "--attest-match",
+        choices=MATCHES,
+        default=None,
+        help="strict (default) or lenient: model calls by position, a changed request served and reported "
+        "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
+    )
+    group.addoption(
+        "--attest-diff",
+        action="store_true",
+        default=False,
+        help="Under a test that missed, show the recorded and the sent request side by side (secrets "
+        "redacted). Local runs only: ignored when CI is set.",
+    )
+    group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
+    group.addoption(
+        "--attest-repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="Run each test that uses attest_replay N times (ids [attest-run1] ... [attest-runN]) and name "
+        "each one whose sequence of model requests differs between runs: a flaky agent.",
+    )
+    group.addoption(
+        "--attest-record",
+        choices=record.RECORD_MODES,
+        default=None,
+        help="Record from the tests, as pytest-recording: once (a fixture that does not exist), new (only "
+        "the calls that miss), all (re-record), none (replay only), rebase (serve each fixture by position and "
+        "rewrite only the requests that drifted, no provider called). Also ATTEST_RECORD; with CI set, "
+        "only this flag on the command line records. The provider variables point at attest from the "
+        "start of the run, so module-level clients work.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "attest_match(ignore=[...]): paths this test's replays let change, served and reported as drift "
+        "(params.max_tokens, messages[*].content[?type=text&text= ])",
+    )
+    plugin = AttestPlugin(config)
+    config.pluginmanager.register(plugin, "attest-plugin")
+    config.stash[PLUGIN] = plugin
+    plugin.install_guard()
+    plugin.start_front()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`--attest-repeat N`: each test that replays runs N times, as pytest-repeat does it."""
+    count = metafunc.config.getoption("attest_repeat", 1) or 1
+    if count > 1 and "attest_replay" in metafunc.fixturenames:
+        metafunc.fixturenames.append("attest_run")
+        metafunc.parametrize("attest_run", range(1, count + 1), ids=run_label)
+
+
+@pytest.fixture
+def attest_run(request: pytest.FixtureRequest) -> int:
+    """Which run of a repeated test this is (`--attest-repeat N`), from 1."""
+    return int(getattr(request, "param", 1))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.stash.get(PLUGIN, None)
+    if plugin is not None:
+        plugin.shutdown()
+
+
+def or_fail(call: Callable[[], T]) -> T:
+    """`call()`, or this test's failure on one line: a bad fixture or a dead engine is not a traceback
+    through the engine client."""
+    try:
+        return call()
+    except AttestError as exc:
+        problem = str(exc)
+    pytest.fail(problem, pytrace=False)
+
+
+class ReplayHandle:
+    """One running replay: the provider variables point at the engine until it stops."""
+
+    def __init__(
+        self,
+        plugin: AttestPlugin,
+        item: pytest.Item,
+        name: str,
+        mode: str,
+        fixtures_dir: str | Path | None,
+        engine_path: str | None,
+    ) -> None:
+        self.plugin, self.item, self.name, self.mode = plugin, item, name, mode
+        self.path = fixture_path(name, fixtures_dir)
+        if not self.path.is_absolute():
+            self.path = Path(item.config.rootpath) / self.path
+        self.engine_path = engine_path
+        self.engine: EngineProcess | None = None
+        self.sid: str | None = None
+        self.recorder: RecordingApp | Rebaser | None = None
+        self._saved: dict[str, str | None] = {}
+        self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
+        self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
+
+    def start(self) -> ReplayHandle:
+        if self.mode == "off":
+            return self
+        if self.plugin.active is not None:
+            raise AttestError(
+                f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
+                "in a process (it sets process-wide environment variables)"
+            )
+        front = self.plugin.front
+        if front is not None:
+            self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
+        if front is not None and self.recorder is not None:
+            front.target = self.recorder  # the variables already point at the front
+            self._plain_while_recording(self.recorder)
+        else:
+            self._open_session()
+        self.plugin.active = self
+        self.item.stash.setdefault(HANDLES, []).append(self)
+        return self
+
+    def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
+        """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
+        that call providers send and keep what it does not hold."""
+        from ..capture.recorder import RecordingApp  # loaded already: the recording front runs on it
+
+        kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
+        recording = (  # a rebase calls nothing, so it records nothing
+            plain_http.Recorder(recorder.secrets, recorder.plain)
+            if isinstance(recorder, RecordingApp)
+            else None
+        )
+        plain_http.start(
+            kept,
+            False,
+            self.ignored_hosts,
+            loopback=self.takes_loopback,
+            recorder=recording,
+            test=self.item.nodeid,
+        )
+        plain_clients.patch_loaded()
+        lane_http.patch_loaded()  # httpx asks plain_http there
+
+    def _open_session(self) -> None:
+        # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
+        self.engine = engine = self.plugin.engine(self.engine_path)
+        plugin = self.plugin
+        self.sid, env = or_fail(
+            lambda: engine.open_session(
+                self.fixtures(),
+                self.mode,
+                plugin.no_live,
+                plugin.match,
+                plugin.ignore_rules(self.item),
+                self.item.nodeid,
+            )
+        )
+        self._saved = record.point_at(env)  # tool servers' variables too
+        if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
+            lane_http.route(engine.url, engine.lane)
+        lane_http.patch_loaded()  # a client built before the block is caught going around it
+        blocks = self.mode == "strict" or plugin.no_live
+        bypass.start(self.name, blocks=blocks)
+        plain_http.start(
+            self.fixtures(), blocks, self.ignored_hosts, loopback=self.takes_loopback, test=self.item.nodeid
+        )
+        plain_clients.patch_loaded()
+        if plugin.front is not None:  # module-level clients reach the session through the front
+            from .record_front import engine_prefix
+
+            plugin.front.target = engine_prefix(env)
+
+    def fixtures(self) -> list[Path]:
+        """The fixtures this replay serves."""
+        return [self.path]
+
+    def stop(self) -> None:
+        if self.plugin.front is not None:
+            self.plugin.front.target = None
+        if self.recorder is not None:
+            self._stop_recording(self.recorder)
+            return
+        if self.sid is None:
+            return
+        sid, self.sid = self.sid, None
+        record.restore(self._saved)
+        self.plugin.active = None
+        engine = self.engine
+        assert engine is not None
+        watch = bypass.stop()
+        plain_http.stop()
+        summary = or_fail(lambda: engine.close_session(sid))
+        if watch is not None:
+            watch.add_to(summary)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+
+    def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
+        self.recorder = None
+        plain_http.stop()
+        if self.plugin.front is not None:
+            self.plugin.front.settle()
+        self.plugin.active = None
+        from .record_front import summary_of
+
+        summary = summary_of(recorder, self.mode)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+        self.item.stash.setdefault(RECORDINGS, []).append((self, recorder))
+
+    def __enter__(self) -> ReplayHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class AttestPlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rootpath = Path(config.rootpath)
+        self.resolved_root = self.rootpath.resolve()
+        self.mode = config.getoption("attest_replay") or os.environ.get("ATTEST_REPLAY") or default_mode()
+        if self.mode not in MODES:
+            raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
+        self.strict = bool(config.getoption("attest_strict")) or _truthy(os.environ.get("ATTEST_STRICT"))
+        egress = config.getoption("attest_egress") or os.environ.get("ATTEST_EGRESS", "off")
+        egress = egress.strip().lower()
+        self.guard = egress in ("block", "block-all")
+        self.block_all = egress == "block-all"
+        self.allowed_hosts = config.getoption("attest_allowed_hosts") or os.environ.get(
+            "ATTEST_ALLOWED_HOSTS"
+        )
+        self.no_live = self.guard  # with the guard on, the proxy never goes live either
+        self.report_path = config.getoption("attest_report")
+        self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
+        self.show_diff = bool(config.getoption("attest_diff")) and not last_miss.in_ci()
+        if self.match not in MATCHES:
+            raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
+        self.engines: dict[str | None, EngineProcess] = {}
+        self.active: ReplayHandle | None = None
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.keys: dict[str, list[str]] = {}  # each test's model request keys, for --attest-repeat
+        self._guard_installed = False
+        self.record_mode, self.record_refusal = record.resolve(config)
+        if self.guard and self.record_mode not in (None, *record.OFFLINE_MODES):
+            raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
+        self.front: RecordingFront | None = None
+        self._front_saved: dict[str, str | None] = {}
+        self.recorded_lines: list[str] = []
+        self._policy_ignore: tuple[str, ...] | None = None
+
+    def ignore_rules(self, item: pytest.Item) -> list[str]:
+        """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
+        if self._policy_ignore is None:
+            from ..report.policy import load_policy  # read once, and only by a run that replays
+
+            self._policy_ignore = load_policy(root=self.rootpath).ignore
+        rules = list(self._policy_ignore)
+        for marker in item.iter_markers("attest_match"):
+            paths = marker.kwargs.get("ignore", ())
+            paths = [paths] if isinstance(paths, str) else list(paths)
+            parse_ignore(paths, f"{item.nodeid}: attest_match marker")  # its one-line error names the test
+            rules += paths
+        return rules
+
+    # --- engine and guard --------------------------------------------------------------------------
+
+    def engine(self, engine_path: str | None) -> EngineProcess:
+        """The session's engine; one that died (a crash in an earlier test) is replaced by a new one."""
+        engine = self.engines.get(engine_path)
+        if engine is not None and not engine.alive:
+            engine.stop()
+            engine = None
+        if engine is None:
+            # With a record mode the provider variables point at the front: the engine forwards a live
+            # call to the user's own upstream, so it gets the environment as the user set it.
+            env = record.as_the_user_set_it(self._front_saved) if self.front is not None else None
+            engine = self.engines[engine_path] = EngineProcess(engine_path, env)
+        return engine
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the engine while pytest collects when the project has fixtures: its start (mostly
+        importing the HTTP server) then costs the run nothing. It idles if no collected test replays."""
+        if (
+            self.mode != "off"
+            and not self.config.option.collectonly
+            and record.runs_tests(self.config)
+            and (self.rootpath / DEFAULT_DIR).is_dir()
+        ):
+            self.engine(None)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Start the engine now if a collected test replays, so its start overlaps the first setups."""
+        if self.mode != "off" and any(
+            "attest_replay" in getattr(i, "fixturenames", ()) for i in session.items
+        ):
+            self.engine(None)
+
+    def start_front(self) -> None:
+        """With a record mode, point the provider variables at one front before any test module is
+        imported, so module-level clients reach attest (see `pytest_plugin.record`)."""
+        if self.record_mode is None or self.mode == "off" or not record.runs_tests(self.config):
+            return
+        from .record_front import RecordingFront
+
+        self.front = RecordingFront(os.environ)
+        self._front_saved = record.point_at(self.front.start())
+
+    def install_guard(self) -> None:
+        if self.guard:
+            from .. import guard
+
+            if self.block_all:
+                from ..guard import scope
+
+                scope.block_all(scope.parse_hosts(self.allowed_hosts))
+            guard.install()
+            self._guard_installed = True
+
+    def shutdown(self) -> None:
+        lane_http.unroute_all()
+        plain_clients.unpatch_all()
+        for engine in self.engines.values():
+            engine.stop()
+        self.engines.clear()
+        if self.front is not None:
+            self.front.stop()
+            self.front = None
+            record.restore(self._front_saved)
+        if self._guard_installed:
+            from .. import guard
+
+            guard.uninstall()
+            self._guard_installed = False
+            if self.block_all:
+                from ..guard import scope
+
+                scope.providers_only()
+
+    def relative(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.resolved_root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    # --- the fixture -------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def attest_replay(self, request: pytest.FixtureRequest) -> Iterator[Any]:
+        item = request.node
+
+        def start(
+            name: str,
+            mode: str | None = None,
+            fixtures_dir: str | Path | None = None,
+            engine_path: str | None = None,
+        ) -> ReplayHandle:
+            chosen = mode or self.mode
+            if chosen not in MODES:
+                raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
+            handle = or_fail(lambda: ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path))
+            return handle.start()
+
+        yield start
+        self.finish(item)
+
+    def finish(self, item: pytest.Item) -> None:
+        for handle in item.stash.get(HANDLES, []):
+            handle.stop()
+        item.stash[HANDLES] = []
+
+    # --- verdicts ----------------------------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        if call.when != "call":
+            return
+        self.finish(item)
+        replays = item.stash.get(REPLAYS, [])
+        if not replays:
+            return
+        facts = self.facts(replays, call)
+        if "miss" in facts:
+            facts["miss"]["message"] = self.fitted_hint(facts["miss"], replays, item.nodeid)
+        report.user_properties.append((PROPERTY, facts))
+        self.judge(report, facts)
+        if self.show_diff and "miss" in facts:
+            self.show_last_miss(report, replays, facts["miss"]["fixture"])
+        if item.stash.get(RECORDINGS, None):
+            self.write_recordings(item, report)
+
+    @staticmethod
+    def show_last_miss(report: pytest.TestReport, replays: list[dict[str, Any]], name: str) -> None:
+        """The miss's recorded and sent request side by side, below the failure (the engine kept them)."""
+        paths = [Path(p) for r in replays for p in r["fixtures"] if name_of(p) == name]
+        try:
+            shown = last_miss.shown(paths[0]) if paths else None
+        except AttestError as exc:
+            shown = str(exc)
+        if shown:
+            report.sections.append(("attest diff: recorded | sent", shown))
+
+    def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
+        from .record_front import write
+
+        lines: list[str] = []
+        for handle, recorder in item.stash.get(RECORDINGS, []):
+            shown, problem = write(recorder, handle.name, handle.path, item.nodeid, report.passed)
+            lines += shown
+            if problem is not None:
+                self.fail(report, problem)
+        item.stash[RECORDINGS] = []
+        if lines:
+            report.user_properties.append((RECORDED, lines))
+
+    def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
+        facts = reports.replay_facts(replays, (r["fixture"] for r in replays))
+        facts["keys"] = [k for r in replays for k in r.get("keys", [])]  # for --attest-repeat, not the row
+        if "miss" in facts:
+            location = self.miss_location(call)
+            if location:
+                facts["miss"]["location"] = location
+        return facts
+
+    def fitted_hint(self, miss: dict[str, Any], replays: list[dict[str, Any]], nodeid: str) -> str:
+        """The miss line with the re-record command that fits its fixture (see `rerecord`)."""
+        paths = [self.rootpath / r["fixture"] for r in replays if name_of(r["fixture"]) == miss["fixture"]]
+        return fitted(miss["message"], paths[0] if paths else None, nodeid)
+
+    def miss_location(self, call: pytest.CallInfo) -> dict[str, Any] | None:
+        """Where the agent's call was made: the innermost traceback frame in the repository's own code."""
+        if call.excinfo is None:
+            return None
+        for entry in reversed(call.excinfo.traceback):
+            path = Path(str(entry.path))
+            if "site-packages" in path.parts or not path.is_absolute():
+                continue
+            try:
+                rel = path.resolve().relative_to(self.resolved_root)
+            except ValueError:
+                continue
+            return {"file": rel.as_posix(), "line": entry.lineno + 1}
+        return None
+
+    def judge(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
+        miss = facts.get("miss")
+        if self.guard and facts["live"]:
+            self.fail(report, "attest egress guard: a live model call was recorded while blocking")
+        elif miss and (not miss["not_evaluated"] or self.strict):
+            refused = f"\n{self.record_refusal}" if self.record_refusal else ""  # the header is not enough
+            self.fail(report, miss["message"] + refused)
+        elif miss:
+            report.outcome = "skipped"
+            path, line, _ = report.location
+            report.longrepr = (str(path), (line or 0) + 1, f"not_evaluated: replay_miss: {miss['message']}")
+            report.__dict__.pop("wasxfail", None)
+            report.user_properties.append(("attest_outcome", "not_evaluated"))
+
+    @staticmethod
+    def fail(report: pytest.TestReport, message: str) -> None:
+        """A miss is never an expected failure: it fails whatever the agent raised and whatever the marker."""
+        original = report.longreprtext.strip() if report.failed else ""
+        report.outcome = "failed"
+        report.longrepr = message + (f"\n\n(the agent then failed with)\n{original}" if original else "")
+        report.__dict__.pop("wasxfail", None)
+        report.user_properties.append(("attest_message", message))
+
+    # --- report-v2 (runs on the xdist controller too, from the workers' serialized reports) ---------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = self.rows.setdefault(report.nodeid, self.new_row(report))
+        row["duration"] = round(row["duration"] + report.duration, 6)
+        props = dict(report.user_properties)
+        # Both properties are this plugin's own (set in makereport above, serialized by xdist as they are).
+        self.recorded_lines += cast("list[str]", props.get(RECORDED, []))
+        if PROPERTY in props:
+            facts = dict(cast("dict[str, Any]", props[PROPERTY]))
+            self.keys[report.nodeid] = facts.pop("keys", [])
+            if "miss" in facts:
+                facts["miss"] = reports.row_miss(facts["miss"])
+            row["replay"] = facts
+        outcome = self.outcome(report, props)
+        if outcome is not None:
+            row["outcome"] = outcome
+            if outcome == "not_evaluated":
+                row["reason"] = "replay_miss"
+            if outcome in ("failed", "error", "skipped", "not_evaluated", "xfailed"):
+                row["message"] = props.get("attest_message") or self.message(report)
+
+    def new_row(self, report: pytest.TestReport) -> dict[str, Any]:
+        path, line, _ = report.location
+        return {
+            "id": report.nodeid,
+            "file": Path(path).as_posix(),
+            "line": (line + 1) if line is not None else None,
+            "outcome": "passed",
+            "duration": 0.0,
+            "message": None,
+        }
+
+    @staticmethod
+    def outcome(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
+        xfail = hasattr(report, "wasxfail")
+        if props.get("attest_outcome") == "not_evaluated":
+            return "not_evaluated"
+        if report.when == "call":
+            if report.passed:
+                return "xpassed" if xfail else "passed"
+            if report.skipped:
+                return "xfailed" if xfail else "skipped"
+            return "failed"
+        if report.failed:
+            return "error"
+        if report.skipped and report.when == "setup":
+            return "xfailed" if xfail else "skipped"
+        return None
+
+    @staticmethod
+    def message(report: pytest.TestReport) -> str | None:
+        """What a reviewer needs: the skip reason, or the failure's own line (`E   AssertionError: ...`)."""
+        if isinstance(report.longrepr, tuple):
+            return str(report.longrepr[2])
+        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+        if crash:
+            return reports.redacted_clip(str(crash), reports.MESSAGE_CHARS)
+        text = report.longreprtext.strip()
+        if text:
+            return reports.redacted_clip(text, reports.MESSAGE_CHARS, keep_end=True)
+        return getattr(report, "wasxfail", None) or None
+
+    def totals(self) -> dict[str, Any]:
+        keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)
+        return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
+
+    def pytest_report_header(self) -> list[str]:
+        return [self.record_refusal] if self.record_refusal else []
+
+    def mark_flaky(self) -> list[str]:
+        """Rows of a repeated test whose runs sent different requests get `replay.flaky`; the lines
+        that name them."""
+        runs: dict[str, dict[int, str]] = {}
+        for nodeid in self.rows:
+            own, number = base_id(nodeid)
+            if number is not None and nodeid in self.keys:
+                runs.setdefault(own, {})[number] = nodeid
+        lines = []
+        for own, by_number in runs.items():
+            flaky = divergence([self.keys[by_number[n]] for n in sorted(by_number)])
+            if flaky is None:
+                continue
+            lines.append(f"attest repeat: flaky: {own}: {flaky}")
+            for nodeid in by_number.values():
+                self.rows[nodeid].setdefault("replay", {})["flaky"] = flaky
+        return lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.recorded_lines:
+            terminalreporter.write_line(line)
+        for line in self.mark_flaky():
+            terminalreporter.write_line(line)
+        for row in self.rows.values():  # drift is served, never silent
+            if (row.get("replay") or {}).get("drift_message"):
+                terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
+        if any("replay" in r for r in self.rows.values()):
+            # pytest prints skip reasons only with -rs (or -ra, -rA): a not-evaluated test says why here.
+            shown = set(self.config.option.reportchars or "") & set("saA")
+            for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):
+                terminalreporter.write_line(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.report_path and not hasattr(self.config, "workerinput"):
+            self.mark_flaky()
+            built = reports.build_report(
+                list(self.rows.values()),
+                egress=egress_facts(self.guard),
+                environment=reports.default_environment("pytest"),
+            )
+            reports.write_report(built, self.report_path)
+
+
+PLUGIN = pytest.StashKey[AttestPlugin]()

@@ -1,0 +1,315 @@
+"""pytest-recording's interface on attest: `@pytest.mark.vcr` tests replay attest fixtures, unedited.
+
+Active when pytest-recording is not loaded (not installed, or `-p no:recording`), or with
+`--attest-vcr` / ini `attest_vcr = true`, which then unregisters pytest-recording for the run. A
+test marked `vcr` runs inside an attest replay of the fixture its cassette maps to (`importer.
+layout_name`: `tests/cassettes/test_chat/test_hello.yaml` is `tests.test_chat.test_hello`); cassette
+names given to the marker add their fixtures to the replay, as pytest-recording adds them to the
+cassette. The fixtures `vcr` (None here: code written for pytest-recording reads None as recording
+turned off), `vcr_config`, `vcr_cassette_dir` and `default_cassette_name` keep their meaning, and a
+project's own overrides of them are used.
+
+`--record-mode` maps onto `--attest-record` (`new_episodes` is `new`, `rewrite` is `all`), with the
+same CI rule. A marked test that makes no model call passes without a fixture, and recording it
+writes nothing. `--block-network` (or the `block_network` marker) refuses connections to anything but
+loopback and `--allowed-hosts` while a test replays, as pytest-recording does.
+
+vcr_config keys: `filter_headers` holds by construction (a fixture keeps no request headers),
+`ignore_hosts` and `ignore_localhost` leave those hosts' plain HTTP alone (see `plain_http`: else
+it is replayed, and recorded with a record mode, loopback included as vcrpy does; never attest's own
+listeners), `ignore_hosts` unless it names a provider host, and `match_on` when it compares the body
+(attest always does). Every other key is named once, at the end of the run, as not honoured.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePath
+from typing import Any
+
+import pytest
+
+from ..fixtures.document import DEFAULT_DIR, fixture_path
+from ..fixtures.importer import layout_name
+from ..guard import is_blocked_host
+from . import PLUGIN, RECORDINGS, AttestPlugin, ReplayHandle, or_fail
+
+RECORDING = "recording"  # pytest-recording's plugin name
+PYTEST_VCR = "vcr"  # pytest-vcr's, which has a `vcr` fixture and marker of its own
+VCR_RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+TO_ATTEST = {"none": "none", "once": "once", "new_episodes": "new", "all": "all", "rewrite": "all"}
+# Keys with nothing to do on attest fixtures: how vcrpy stores a cassette, or options this module reads.
+NO_EFFECT = frozenset({"decode_compressed_response", "serializer", "filter_headers", "allowed_hosts"})
+BODY_MATCHERS = frozenset({"body", "raw_body", "json_body"})
+LOOPBACK = re.compile(r"^(localhost|127\.\d+\.\d+\.\d+|::1|0\.0\.0\.0)$", re.IGNORECASE)
+COMPAT = pytest.StashKey["VcrCompat"]()
+
+
+class RecordingHooks:
+    @staticmethod
+    def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+        """pytest-recording's: called with its VCR object before a cassette is used."""
+
+
+class NetworkBlocked(OSError):
+    """A connection refused by `--block-network`."""
+
+
+def recording_loads(pluginmanager: pytest.PytestPluginManager) -> bool:
+    """True when pytest-recording is (or will be) loaded in this run: it is installed, not blocked
+    with `-p no:recording`, and plugin autoloading is on."""
+    if pluginmanager.has_plugin(RECORDING):
+        return True
+    if pluginmanager.is_blocked(RECORDING) or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    return any(ep.name == RECORDING for ep in importlib.metadata.entry_points(group="pytest11"))
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    group = parser.getgroup("attest", "attest replay")
+    group.addoption(
+        "--attest-vcr",
+        action="store_true",
+        default=None,
+        help="Serve @pytest.mark.vcr tests from attest fixtures even though pytest-recording is "
+        "installed (it is turned off for the run). Also ini attest_vcr = true.",
+    )
+    parser.addini(
+        "attest_vcr", "Serve @pytest.mark.vcr tests from attest fixtures.", type="bool", default=False
+    )
+    if recording_loads(pluginmanager):
+        return  # pytest-recording's own options, read the same way
+    group = parser.getgroup("recording", "pytest-recording's options, on attest")
+    group.addoption("--record-mode", choices=VCR_RECORD_MODES, default=None, help="As --attest-record.")
+    group.addoption(
+        "--block-network", action="store_true", default=False, help="Only loopback while replaying."
+    )
+    group.addoption("--allowed-hosts", default=None, help="Regexes, comma-separated, of hosts still allowed.")
+    group.addoption("--disable-recording", action="store_true", default=False, help="Ignore the vcr marker.")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """pytest-recording's hook, so a conftest implementing it still loads; attest never calls it."""
+    if not recording_loads(pluginmanager):
+        pluginmanager.add_hookspecs(RecordingHooks)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Runs before attest's own configure, so `--record-mode` is the record mode it resolves."""
+    loaded = recording_loads(config.pluginmanager)
+    opted_in = bool(config.getoption("attest_vcr") or config.getini("attest_vcr"))
+    if (loaded or config.pluginmanager.has_plugin(PYTEST_VCR)) and not opted_in:
+        return  # their `vcr` fixture and marker stay theirs
+    if loaded:
+        config.pluginmanager.unregister(name=RECORDING)
+    for line in (
+        "vcr: Replay the test's cassette from its attest fixture.",
+        "block_network: Only loopback (and allowed_hosts) while the test replays.",
+        "default_cassette: Override the default cassette name.",
+        "allowed_hosts: Regexes of hosts a blocked network still reaches.",
+    ):
+        config.addinivalue_line("markers", line)
+    _record_mode(config, opted_in)
+    compat = config.stash[COMPAT] = VcrCompat(config)
+    config.pluginmanager.register(compat, "attest-vcr")
+
+
+def _record_mode(config: pytest.Config, opted_in: bool) -> None:
+    """`--record-mode` as `--attest-record`. Opting in (`attest_vcr`) starts the front even to replay,
+    so clients built at module level, as pytest-recording allows, reach attest too."""
+    if config.getoption("attest_record") or os.environ.get("ATTEST_RECORD"):
+        return
+    mode = config.getoption("record_mode", None)
+    if mode:
+        config.option.attest_record = TO_ATTEST[mode]
+    elif opted_in:
+        config.option.attest_record = "none"
+
+
+def merged(config: dict[str, Any], markers: list[pytest.Mark]) -> dict[str, Any]:
+    """vcr_config with the markers' keyword arguments over it, the closest marker last (it wins)."""
+    result = dict(config)
+    for marker in reversed(markers):
+        result.update(marker.kwargs)
+    return result
+
+
+class VcrHandle(ReplayHandle):
+    """The replay of a vcr-marked test: its own fixture plus the extra cassettes' fixtures that exist.
+    It records only its own fixture, and only when the test made a call."""
+
+    extra: list[Path]
+
+    def fixtures(self) -> list[Path]:
+        return [p for p in (self.path, *self.extra) if p.exists()]
+
+    def _stop_recording(self, recorder: Any) -> None:
+        super()._stop_recording(recorder)
+        # Nothing went live, model call or plain HTTP: nothing to write, as vcrpy saves no cassette.
+        if not recorder.interactions and not getattr(recorder, "plain", None):
+            self.item.stash[RECORDINGS].pop()
+
+
+class VcrCompat:
+    """The vcr marker's fixtures, and what the run says about vcr_config keys."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rootpath = Path(config.rootpath)
+        self.unhonoured: dict[str, str] = {}  # key -> why, each named once
+
+    @property
+    def attest(self) -> AttestPlugin:
+        return self.config.stash[PLUGIN]
+
+    # --- pytest-recording's fixtures ---------------------------------------------------------------
+
+    @pytest.fixture
+    def vcr_config(self) -> dict[str, Any]:
+        return {}
+
+    @pytest.fixture(scope="module")
+    @classmethod
+    def vcr_cassette_dir(cls, request: pytest.FixtureRequest) -> str:
+        module = Path(str(request.node.path))
+        return str(module.parent / "cassettes" / module.stem)
+
+    @pytest.fixture
+    def default_cassette_name(self, request: pytest.FixtureRequest) -> str:
+        marker = request.node.get_closest_marker("default_cassette")
+        if marker is not None and marker.args:
+            return str(marker.args[0])
+        name = f"{request.cls.__name__}.{request.node.name}" if request.cls else request.node.name
+        return re.sub(r"[<>?%*:|\"'/\\]", "-", name)
+
+    @pytest.fixture(autouse=True)
+    def vcr(self, request: pytest.FixtureRequest) -> Iterator[None]:
+        markers = list(request.node.iter_markers("vcr"))
+        blocked = self._blocked_hosts(request, markers)
+        with _network_blocked(blocked) if blocked is not None else _nothing():
+            if not markers or self.config.getoption("disable_recording", False):
+                yield None
+                return
+            settings = merged(request.getfixturevalue("vcr_config"), markers)
+            self._note_keys(settings)
+            directory = Path(request.getfixturevalue("vcr_cassette_dir"))
+            cassette = directory / str(request.getfixturevalue("default_cassette_name"))
+            extra = [directory / str(a) for m in markers for a in m.args]
+            self._start(request.node, cassette, extra, settings)
+            yield None
+            self.attest.finish(request.node)
+
+    def _start(self, item: pytest.Item, cassette: Path, extra: list[Path], settings: dict[str, Any]) -> None:
+        attest = self.attest
+        if attest.mode == "off":
+            return
+        handle = or_fail(lambda: VcrHandle(attest, item, self.name_of(cassette), attest.mode, None, None))
+        handle.extra = [self.fixture_of(p) for p in extra]
+        handle.ignored_hosts = frozenset(map(str, settings.get("ignore_hosts") or ()))
+        handle.takes_loopback = not settings.get("ignore_localhost")  # vcrpy records localhost by default
+        handle.start()
+
+    def name_of(self, cassette: Path) -> str:
+        """The fixture name of a cassette path, from where it lies under the project."""
+        try:
+            relative: PurePath = cassette.resolve().relative_to(self.rootpath.resolve())
+        except ValueError:
+            relative = PurePath(cassette.name)
+        return layout_name(relative)
+
+    def fixture_of(self, cassette: Path) -> Path:
+        path = fixture_path(self.name_of(cassette), DEFAULT_DIR)
+        return path if path.is_absolute() else self.rootpath / path
+
+    # --- network -----------------------------------------------------------------------------------
+
+    def _blocked_hosts(self, request: pytest.FixtureRequest, markers: list[pytest.Mark]) -> list[str] | None:
+        """The hosts still allowed when the network is blocked for this test; None when it is not."""
+        mark = request.node.get_closest_marker("block_network")
+        if mark is None and not self.config.getoption("block_network", False):
+            return None
+        if markers and self.attest.record_mode not in (None, "none"):
+            return None  # recording reaches the provider, as pytest-recording allows
+        settings = request.getfixturevalue("vcr_config")
+        allowed = (
+            (mark.kwargs.get("allowed_hosts") if mark is not None else None)
+            or self.config.getoption("allowed_hosts", None)
+            or settings.get("allowed_hosts")
+            or []
+        )
+        return allowed.split(",") if isinstance(allowed, str) else list(allowed)
+
+    # --- vcr_config --------------------------------------------------------------------------------
+
+    def _note_keys(self, settings: dict[str, Any]) -> None:
+        for key, value in settings.items():
+            why = self._unhonoured(key, value)
+            if why is not None:
+                self.unhonoured.setdefault(key, why)
+
+    def _unhonoured(self, key: str, value: Any) -> str | None:
+        """Why `key` does not hold on attest, or None when it does."""
+        if key in NO_EFFECT or key == "ignore_localhost":
+            return None
+        if key == "ignore_hosts":
+            providers = [h for h in value or () if is_blocked_host(str(h))]
+            return (
+                f"names provider hosts ({', '.join(providers)}), which attest replays" if providers else None
+            )
+        if key == "match_on":
+            if BODY_MATCHERS & set(value or ()):
+                return None
+            return "attest matches the request body too; looser matching needs attest's ignore rules"
+        if key == "record_mode":
+            if self.config.getoption("record_mode", None) or self.config.getoption("attest_record"):
+                return None  # the command line wins, as in pytest-recording
+            return "attest records only with --record-mode or --attest-record on the command line"
+        return "not supported by attest"
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for key, why in self.unhonoured.items():
+            terminalreporter.write_line(f"attest vcr: vcr_config key {key!r} not honoured: {why}")
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _allowed(host: str, patterns: list[re.Pattern[str]]) -> bool:
+    return bool(LOOPBACK.match(host)) or any(p.match(host) for p in patterns)
+
+
+@contextmanager
+def _network_blocked(allowed: list[str]) -> Iterator[None]:
+    """Connections to anything but loopback and `allowed` (regexes, matched against the host or
+    address connected to) fail while the test runs."""
+    patterns = [re.compile(p.strip()) for p in allowed if p.strip()]
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def check(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+            host = str(address[0])
+            if not _allowed(host, patterns):
+                raise NetworkBlocked(f"attest vcr: --block-network: connection to {host} blocked")
+
+    # `sock: Any`: the method's own self, which typeshed types as the C base class of socket.socket
+    def guarded_connect(sock: Any, address: Any) -> None:
+        check(sock, address)
+        connect(sock, address)
+
+    def guarded_connect_ex(sock: Any, address: Any) -> int:
+        check(sock, address)
+        return connect_ex(sock, address)
+
+    socket.socket.connect, socket.socket.connect_ex = guarded_connect, guarded_connect_ex  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        socket.socket.connect, socket.socket.connect_ex = connect, connect_ex  # type: ignore[method-assign]

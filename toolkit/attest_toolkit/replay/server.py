@@ -1,0 +1,257 @@
+"""The replay proxy: a server on loopback serving many sessions, one per test.
+
+Each session is reached under its own URL prefix (`/r/<id>/openai/v1`, `/r/<id>/anthropic`,
+`/r/<id>/otlp`), so one engine serves a whole test session and a test costs two control lines, not a
+process start. The engine runs its event loop in a thread of its own; `Engine` is the thread-safe face.
+
+The listener is the fast path's (`replay.fastpath`), which answers hits itself. aiohttp, and the
+application behind it (`replay.webapp`), are imported when a request first needs them (a miss, a live
+call, the tool channel, OTLP): the engine is ready without them, and a replay that only hits never
+loads them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..credentials.scan import Secrets, environment_secrets
+from ..errors import AttestError
+from ..normalize.rules import parse_ignore
+from ..normalize.served import Sent, key_as_sent
+from ..proxy import listeners
+from ..proxy.background import BackgroundServer
+from ..proxy.ca_store import aiohttp_imported
+from ..proxy.deadlines import Deadlines
+from ..proxy.env import placeholder_credentials, proxy_env
+from ..tools.declare import replay_env
+from . import last_miss
+from .ahead import Aheads
+from .fastpath import FastConnections
+from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
+from .index import FixtureStore, Recording
+from .session import MATCHES, MODES, Mode, Session
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+# The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
+# placeholder that can never match the engine's own key and so is never forwarded.
+PLACEHOLDER_KEY = "attest-replay-no-key"
+REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
+KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
+KEY_CACHE_BODY = 256 * 1024  # bytes: a larger call's key is computed each time
+SESSION_ID = re.compile(r"[0-9a-f]{16,64}")
+
+
+def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
+    """Keep a call's key for the next session that gets the same call, within bounds: small bodies
+    only (the cache holds the calls), the oldest forgotten first."""
+    if len(sent.raw) > KEY_CACHE_BODY:
+        return
+    if len(keys) >= KEY_CACHE_CALLS:
+        del keys[next(iter(keys))]
+    keys[sent] = key
+
+
+class SessionTable(dict[str, Session]):
+    """The open sessions by id. A runner may open a session and make its calls without waiting for
+    the answer (see runner.ControlPipe): a call naming an id not open yet first reads the control
+    lines already sent, so the open it was sent after is never behind it; then, if the runner made
+    the id from a template (engine.ahead), the call opens it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read_pending: Callable[[], None] | None = None
+        self.open_ahead: Callable[[str], bool] | None = None
+
+    def get(self, sid: str, default: Session | None = None) -> Session | None:  # type: ignore[override]
+        found = super().get(sid)
+        if found is None and self.read_pending is not None:
+            self.read_pending()
+            found = super().get(sid)
+        if found is None and self.open_ahead is not None and self.open_ahead(sid):
+            found = super().get(sid)
+        return default if found is None else found
+
+
+class ReplayApp:
+    """The session table (touched only from the engine's loop thread) and the hits the fast path serves."""
+
+    def __init__(self, secrets: Secrets, env: Mapping[str, str]) -> None:
+        self.secrets = secrets
+        self.env = dict(env)  # the user's: a live tool call's upstream is read from it
+        self.store = FixtureStore(secrets)
+        self.deadlines = Deadlines.of(self.env)  # a bad one is a usage error now, before any call
+        self.in_ci = last_miss.in_ci(env)
+        self.sessions = SessionTable()
+        self.sessions.open_ahead = self._opened_by_call
+        self.aheads = Aheads()
+        self.rewritten: set[str] = set()  # sessions opened from a template that hand out other variables
+        self.base_url = ""
+        self._load_lock = threading.Lock()
+        # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
+        self.google = None if configured(self.env) else CredentialFiles()
+
+    def build(self) -> web.Application:
+        """The web application behind the fast path, built when a request first needs it."""
+        with aiohttp_imported():
+            from .webapp import build_app
+        return build_app(self.sessions, self.secrets, self.env, self.in_ci, self.google)
+
+    # --- sessions ----------------------------------------------------------------------------------
+
+    def open(
+        self,
+        fixtures: list[str | Path],
+        mode: Mode,
+        no_live: bool,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
+        sid: str | None = None,
+        test: str | None = None,
+    ) -> tuple[str, dict[str, str]]:
+        """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
+        fixture's own; `sid`: the id its runner chose (the per-run secret, as random as ours); `test`:
+        the pytest node id replaying, which a miss names in its re-record hint."""
+        if sid is not None and (not SESSION_ID.fullmatch(sid) or sid in self.sessions):
+            raise AttestError("a session id is 16 to 64 lowercase hex digits, not one already open")
+        if mode not in MODES:
+            raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
+        if match not in MATCHES:
+            raise AttestError(f"unknown matching {match!r} (strict or lenient)")
+        with self._load_lock:
+            loaded = [self.store.get(p) for p in fixtures]
+        sid = sid or os.urandom(8).hex()  # what secrets.token_hex(8) is, without importing that module
+        rules = parse_ignore(ignore, "the run's ignore rules")
+        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules, test)
+        return sid, self.session_env(sid)
+
+    def session_env(self, sid: str) -> dict[str, str]:
+        prefix = f"{self.base_url}/r/{sid}"
+        env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
+        env.update(replay_env(prefix, self.sessions[sid].tool_servers))
+        env.update(listeners.handed_out(self.base_url, self.env))
+        if self.google is not None and self._serves_vertex(sid):
+            env[CREDENTIALS_VAR] = self.google.write(sid, prefix)
+        return env
+
+    def _serves_vertex(self, sid: str) -> bool:
+        """Whether the session's fixtures hold a Vertex AI call, whose SDK wants a Google token: only
+        those sessions get a credentials file (a file per session, named for it, costs every other
+        session a write and the Vitest helper its open without waiting)."""
+        return any(r.provider == "vertex" for f in self.sessions[sid].fixtures for r in f.recordings)
+
+    def open_ahead(self, sid: str) -> bool:
+        """Open session `sid` from its template (engine.ahead); False when it is not a template's."""
+        fits = self.aheads.open(sid, self.open)
+        if fits is False:
+            self.rewritten.add(sid)
+        return fits is not None
+
+    def _opened_by_call(self, sid: str) -> bool:
+        try:
+            return self.open_ahead(sid)
+        except Exception:  # the call gets the unknown session's answer; the close reports why
+            return False
+
+    def close(self, sid: str) -> dict[str, Any]:
+        if sid not in self.sessions:
+            self.open_ahead(sid)  # a test that made no call: its session is opened to be closed
+        session = self.sessions.pop(sid, None)
+        if session is None:
+            raise AttestError(f"no replay session {sid!r}")
+        if self.google is not None:
+            self.google.remove(sid)
+        return session.summary()
+
+    def hit(self, sid: str, sent: Sent) -> Recording | None:
+        """The recording a strict session answers this model call with from its prebuilt bytes, taken
+        and counted; None, with nothing changed, for anything the web layer must serve (a miss is
+        diagnosed and counted there)."""
+        session = self.serving(sid)
+        if session is None:
+            return None
+        key = session.sent_keys.get(sent)
+        if key is None:
+            key = key_as_sent(sent, session.served, self.secrets)[0].key
+            remember_key(session.sent_keys, sent, key)
+        return self.take(session, key)
+
+    def serving(self, sid: str) -> Session | None:
+        """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off)."""
+        session = self.sessions.get(sid)
+        return (
+            session if session is not None and session.mode != "off" and session.match == "strict" else None
+        )
+
+    @staticmethod
+    def take(session: Session, key: str) -> Recording | None:
+        """The next recording for an already computed key (the lane's runner computes it), counted."""
+        found = session.take_hit(key)
+        if found is not None:
+            session.counters.replayed += 1
+        return found
+
+
+class Engine:
+    """The replay engine in a background thread. Use as a context manager, or start() and stop()."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        secrets: Secrets | None = None,
+        request_timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
+        self.server = BackgroundServer(
+            self.app.build,
+            "attest-engine",
+            auto_decompress=False,
+            request_timeout=request_timeout,
+            front=lambda slow: FastConnections(self.app, slow),
+        )
+
+    @property
+    def base_url(self) -> str:
+        return self.app.base_url
+
+    def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
+        self.app.base_url = self.server.start(host, port, sock)
+        listeners.started(self.base_url)
+        return self.base_url
+
+    def open_session(
+        self,
+        fixtures: list[str | Path],
+        mode: Mode = "strict",
+        no_live: bool = False,
+        match: str = "strict",
+        ignore: Sequence[str] = (),
+    ) -> tuple[str, dict[str, str]]:
+        return self.server.call(self.app.open, fixtures, mode, no_live, match, ignore)
+
+    def close_session(self, sid: str) -> dict[str, Any]:
+        return self.server.call(self.app.close, sid)
+
+    def stop(self) -> None:
+        self.server.stop()
+        listeners.stopped(self.base_url)
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def dumps_line(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
