@@ -69,6 +69,20 @@ def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
     return saved
 
 
+def prefix_of(handed_out: Mapping[str, str]) -> str:
+    """The URL prefix (`<prefix>/<provider>/...`) of a listener, from the variables it hands out: a
+    session's on the engine, or the recording front's."""
+    return handed_out["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
+
+
+def swap_urls(values: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The provider base-URL variables set to `values` (None or absent: unset), every other variable
+    left alone; what to restore."""
+    saved = {k: os.environ.get(k) for k in ALL_VARS}
+    restore({k: values.get(k) for k in ALL_VARS})
+    return saved
+
+
 def restore(saved: Mapping[str, str | None], env: MutableMapping[str, str] = os.environ) -> None:
     for key, value in saved.items():
         if value is None:
