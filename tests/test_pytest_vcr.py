@@ -531,3 +531,30 @@ def test_record_mode_records_calls_to_the_providers_urls(
     monkeypatch.delenv("ATTEST_OPENAI_UPSTREAM")
     monkeypatch.setenv("CI", "1")
     suite.runpytest_subprocess("-p", "no:recording").assert_outcomes(passed=1)
+
+
+# boto3 sends over urllib3 and google-genai's async client over aiohttp: the lane sees neither, so a
+# vcr test's SDK of these providers must stay pointed at attest, never at the real host.
+POINTED = """
+import os
+import pytest
+
+@pytest.mark.vcr
+def test_variables():
+    for var in ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"):
+        assert os.environ[var].startswith("http://127.0.0.1:"), var
+    assert "OPENAI_BASE_URL" not in os.environ
+    assert os.environ["ANTHROPIC_BASE_URL"] == "https://anthropic.example"
+"""
+
+
+@pytest.mark.parametrize("mode", ["none", "once"])
+def test_sdks_the_lane_does_not_see_stay_pointed_at_attest(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    suite.makepyfile(**{"tests/test_pointed": POINTED})
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://anthropic.example")
+    for var in ("OPENAI_BASE_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    result = suite.runpytest_subprocess("-p", "no:recording", f"--record-mode={mode}")
+    result.assert_outcomes(passed=1)

@@ -27,7 +27,7 @@ from .engine.session import MATCHES, MODES, default_mode
 from .errors import AttestError
 from .fixture import DEFAULT_DIR, fixture_path, name_of
 from .normalize.rules import parse_ignore
-from .provider_env import ALL_VARS
+from .provider_env import KEPT_BY_VCR
 from .repeat import base_id, divergence, run_label
 from .report import TOOL_COUNTS
 from .rerecord import fitted
@@ -245,7 +245,7 @@ class ReplayHandle:
                 self.item.nodeid,
             )
         )
-        pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in ALL_VARS)}
+        pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
         self._saved = record.point_at(pointed)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
             lane_http.route(engine.url, engine.lane)

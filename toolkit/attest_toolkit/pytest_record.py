@@ -20,7 +20,7 @@ from collections.abc import Mapping, MutableMapping
 import pytest
 
 from .engine.session import default_mode
-from .provider_env import ALL_VARS, KEY_VARS
+from .provider_env import ALL_VARS, KEPT_BY_VCR, KEY_VARS
 
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all", "rebase")
 OFFLINE_MODES: tuple[str, ...] = ("none", "rebase")  # never call a provider, so the egress guard allows them
@@ -76,10 +76,10 @@ def prefix_of(handed_out: Mapping[str, str]) -> str:
 
 
 def swap_urls(values: Mapping[str, str | None]) -> dict[str, str | None]:
-    """The provider base-URL variables set to `values` (None or absent: unset), every other variable
-    left alone; what to restore."""
-    saved = {k: os.environ.get(k) for k in ALL_VARS}
-    restore({k: values.get(k) for k in ALL_VARS})
+    """The base-URL variables a vcr test keeps set to `values` (None or absent: unset), every other
+    variable left alone (an SDK the lane does not see stays pointed at attest); what to restore."""
+    saved = {k: os.environ.get(k) for k in KEPT_BY_VCR}
+    restore({k: values.get(k) for k in KEPT_BY_VCR})
     return saved
 
 

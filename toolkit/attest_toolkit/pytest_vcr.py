@@ -13,8 +13,9 @@ The SDKs keep the base URLs the test set (`client.base_url` is `https://api.open
 pytest-recording, which swaps the transport and leaves the URL): the test process's httpx calls to a
 provider's real host are answered by the session as if sent to its URL for that provider (same keys,
 misses and counts; see `lane_http.serve_hosts`), and recorded through the front in a record mode.
-A client the lane does not see (requests, aiohttp, urllib) sending to a provider host is not served
-so: `--attest-egress=block` refuses it.
+The SDKs the lane does not see (boto3, google-genai: `Provider.on_httpx`) stay pointed at attest by
+their variables. A call the test's own code sends to a provider host with requests, aiohttp or urllib
+is not served so: `--attest-egress=block` refuses it.
 
 `--record-mode` maps onto `--attest-record` (`new_episodes` is `new`, `rewrite` is `all`), with the
 same CI rule. A marked test that makes no model call passes without a fixture, and recording it
