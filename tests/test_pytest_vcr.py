@@ -14,7 +14,7 @@ import pytest
 import yaml
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.fixtures.importer import layout_name
-from conftest import chat_response, clean_env, scrub
+from conftest import chat_response, clean_env, message_response, scrub
 from upstream import FakeUpstream, Reply
 
 KEY = "sk-test-" + "v" * 40
@@ -410,3 +410,151 @@ def test_tree_usage_errors_are_one_line_exit_3(tmp_path: Path, args: list[str], 
     assert done.returncode == 3
     assert done.stderr.strip() == f"attest: {problem}" or done.stderr.strip().startswith(f"attest: {problem}")
     assert "Traceback" not in done.stderr
+
+
+# As most suites build clients: the SDK's default base URL, which the test (or a snapshot) checks.
+DEFAULT_URLS = """
+import asyncio
+import anthropic
+import openai
+import pytest
+
+@pytest.mark.vcr
+def test_openai():
+    client = openai.OpenAI(max_retries=0)
+    assert client.base_url == "https://api.openai.com/v1/"
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Say hello"}])
+    assert reply.choices[0].message.content == "Hello!"
+
+@pytest.mark.vcr
+def test_async_openai():
+    async def ask():
+        client = openai.AsyncOpenAI(max_retries=0)
+        assert client.base_url == "https://api.openai.com/v1/"
+        return await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Say hello"}]
+        )
+    assert asyncio.run(ask()).choices[0].message.content == "Hello!"
+
+@pytest.mark.vcr
+def test_anthropic():
+    client = anthropic.Anthropic(max_retries=0)
+    assert str(client.base_url) == "https://api.anthropic.com"
+    reply = client.messages.create(
+        model="claude-haiku-4-5", max_tokens=64, messages=[{"role": "user", "content": "Say hi"}]
+    )
+    assert reply.content[0].text == "Hi!"
+"""
+
+
+def messages_call(content: str, reply: str) -> dict:
+    """One Anthropic messages call as vcrpy records it."""
+    request = {
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": content}],
+        "model": "claude-haiku-4-5",
+    }
+    return {
+        "request": {
+            "body": json.dumps(request),
+            "headers": {"x-api-key": [KEY]},
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages",
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(message_response(reply))},
+        },
+    }
+
+
+def default_url_suite(suite: pytest.Pytester) -> None:
+    """The suite above and its three cassettes, imported as the README says."""
+    suite.makepyfile(**{"tests/test_urls": DEFAULT_URLS})
+    where = suite.path / "tests/cassettes/test_urls"
+    cassette(where / "test_openai.yaml", "Say hello", "Hello!")
+    cassette(where / "test_async_openai.yaml", "Say hello", "Hello!")
+    where.joinpath("test_anthropic.yaml").write_text(
+        yaml.safe_dump({"interactions": [messages_call("Say hi", "Hi!")], "version": 1}), encoding="utf-8"
+    )
+    done = attest_cli(suite.path, "fixture", "import", "--tree", "tests")
+    assert done.returncode == 0, done.stderr
+
+
+def test_clients_keep_the_providers_urls_and_replay_strict_without_a_key(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default_url_suite(suite)
+    monkeypatch.setenv("CI", "1")
+    result = suite.runpytest_subprocess("-p", "no:recording")
+    result.assert_outcomes(passed=3)
+    assert "attest replay: 3 replayed · 0 live model calls · $0.00" in result.outlines
+
+
+def test_a_changed_request_to_the_providers_url_fails_with_the_one_line_miss(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default_url_suite(suite)
+    (suite.path / "tests/test_urls.py").write_text(DEFAULT_URLS.replace('"Say hi"', '"Say hi again"'))
+    monkeypatch.setenv("CI", "1")
+    result = suite.runpytest_subprocess("-p", "no:recording", "-q", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=1)
+    (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
+    assert failed.startswith(
+        "FAILED tests/test_urls.py::test_anthropic - replay miss: messages changed: messages[0].content (hash "
+    )
+    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_urls.py::test_anthropic`")
+
+
+def test_record_mode_records_calls_to_the_providers_urls(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(
+        **{
+            "tests/test_chat": INSIDE.replace(
+                "max_retries=0)", 'max_retries=0)\n    assert client.base_url == "https://api.openai.com/v1/"'
+            )
+        }
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeUpstream([answer("Hello!")]) as upstream:
+        monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", upstream.url)
+        result = suite.runpytest_subprocess("-p", "no:recording", "--record-mode=once")
+        result.assert_outcomes(passed=1)
+        assert len(upstream.requests) == 1
+    written = fixture_file(suite, "tests.test_chat.test_hello")
+    assert f"attest record: 1 call recorded; wrote {written}" in result.outlines
+    assert KEY not in written.read_text()
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ATTEST_OPENAI_UPSTREAM")
+    monkeypatch.setenv("CI", "1")
+    suite.runpytest_subprocess("-p", "no:recording").assert_outcomes(passed=1)
+
+
+# boto3 sends over urllib3 and google-genai's async client over aiohttp: the lane sees neither, so a
+# vcr test's SDK of these providers must stay pointed at attest, never at the real host.
+POINTED = """
+import os
+import pytest
+
+@pytest.mark.vcr
+def test_variables():
+    for var in ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"):
+        assert os.environ[var].startswith("http://127.0.0.1:"), var
+    assert "OPENAI_BASE_URL" not in os.environ
+    assert os.environ["ANTHROPIC_BASE_URL"] == "https://anthropic.example"
+"""
+
+
+@pytest.mark.parametrize("mode", ["none", "once"])
+def test_sdks_the_lane_does_not_see_stay_pointed_at_attest(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    suite.makepyfile(**{"tests/test_pointed": POINTED})
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://anthropic.example")
+    for var in ("OPENAI_BASE_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    result = suite.runpytest_subprocess("-p", "no:recording", f"--record-mode={mode}")
+    result.assert_outcomes(passed=1)

@@ -103,6 +103,9 @@ class Provider:
     # The default upstream of one request path, when the path chooses it (Vertex AI's region).
     upstream_of: Callable[[str], str] | None = None
     records: bool = True  # its calls are model calls, recorded and replayed (OTLP's are only counted)
+    # Its official Python SDK sends over httpx, whose calls to the provider's own host the lane answers:
+    # a vcr test may keep its base URL. Others (boto3, google-genai's aiohttp) are pointed at attest.
+    on_httpx: bool = True
     path: re.Pattern[str] | None = None  # a request path that can only be this provider's
     host_marks: tuple[str, ...] = ()  # a host or provider name containing one of these is this provider
     endpoints: tuple[Endpoint, ...] = ()

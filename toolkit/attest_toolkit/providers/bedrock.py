@@ -156,6 +156,7 @@ def _credentials(env: Mapping[str, str]) -> Any:
 
 PROVIDER = Provider(
     name="bedrock",
+    on_httpx=False,
     base_url_vars=(
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",  # botocore's per-service endpoint: boto3, pydantic-ai, langchain-aws
         "AWS_BEDROCK_RUNTIME_ENDPOINT",  # LiteLLM's `bedrock/` models

@@ -51,6 +51,7 @@ _MODEL = re.compile(r"/models/([^/:]+):[A-Za-z]+$")
 
 PROVIDER = Provider(
     name="gemini",
+    on_httpx=False,
     base_url_vars=(
         "GOOGLE_GEMINI_BASE_URL",  # google-genai (HttpOptions.base_url wins over it), pydantic-ai, LangChain
         "GEMINI_API_BASE",  # LiteLLM's `gemini/` models (the host: it adds /v1beta/models/...)

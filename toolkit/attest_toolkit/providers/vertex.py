@@ -41,6 +41,7 @@ def upstream_of(path: str) -> str:
 
 PROVIDER = Provider(
     name="vertex",
+    on_httpx=False,
     base_url_vars=("GOOGLE_VERTEX_BASE_URL",),  # google-genai (HttpOptions.base_url wins over it)
     proxy_path="",  # the SDK adds /v1beta1/projects/... (or GOOGLE_GENAI_API_VERSION)
     path_marker="aiplatform.googleapis.com",

@@ -16,6 +16,10 @@ from ..providers import PROVIDERS
 BASE_URL_VARS: dict[str, tuple[str, ...]] = {p.name: p.base_url_vars for p in PROVIDERS.values() if p.records}
 OTLP_TRACES_VAR = PROVIDERS["otlp"].base_url_vars[0]
 ALL_VARS: tuple[str, ...] = tuple(v for p in PROVIDERS.values() for v in p.base_url_vars)
+# The base-URL variables a vcr test keeps as it set them: its SDK's calls to the real host are served by host.
+KEPT_BY_VCR: tuple[str, ...] = tuple(
+    v for p in PROVIDERS.values() if p.records and p.on_httpx for v in p.base_url_vars
+)
 # The variable each provider's SDKs read their key from.
 KEY_VARS: dict[str, str] = {p.name: p.key_var for p in PROVIDERS.values() if p.key_var}
 # Every variable that holds a credential a provider's SDK reads: the keys, and AWS's secret and token.

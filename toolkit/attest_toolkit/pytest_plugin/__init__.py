@@ -22,6 +22,7 @@ import pytest
 from ..errors import AttestError
 from ..fixtures.document import DEFAULT_DIR, fixture_path, name_of
 from ..normalize.rules import parse_ignore
+from ..proxy.env import KEPT_BY_VCR
 from ..replay import bypass, last_miss, plain_http
 from ..replay.client import EngineProcess
 from ..replay.repeat import base_id, divergence, run_label
@@ -183,6 +184,10 @@ class ReplayHandle:
         self._saved: dict[str, str | None] = {}
         self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
         self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
+        # The SDKs keep the base URLs the test set and calls to provider hosts are served by host (a vcr
+        # test, as pytest-recording leaves the client's URL alone; see `pytest_plugin.lane.serve_hosts`).
+        self.keeps_urls = False
+        self._urls: dict[str, str | None] = {}
 
     def start(self) -> ReplayHandle:
         if self.mode == "off":
@@ -198,6 +203,7 @@ class ReplayHandle:
         if front is not None and self.recorder is not None:
             front.target = self.recorder  # the variables already point at the front
             self._plain_while_recording(self.recorder)
+            self._keep_urls(record.prefix_of(self.plugin.front_env))
         else:
             self._open_session()
         self.plugin.active = self
@@ -240,7 +246,8 @@ class ReplayHandle:
                 self.item.nodeid,
             )
         )
-        self._saved = record.point_at(env)  # tool servers' variables too
+        pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
+        self._saved = record.point_at(pointed)  # tool servers' variables too
         if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
             lane_http.route(engine.url, engine.lane)
         lane_http.patch_loaded()  # a client built before the block is caught going around it
@@ -251,15 +258,31 @@ class ReplayHandle:
         )
         plain_clients.patch_loaded()
         if plugin.front is not None:  # module-level clients reach the session through the front
-            from .record_front import engine_prefix
+            plugin.front.target = record.prefix_of(env)
+        self._keep_urls(record.prefix_of(env))
 
-            plugin.front.target = engine_prefix(env)
+    def _keep_urls(self, prefix: str) -> None:
+        """For a handle that keeps URLs: the user's own base-URL variables while the test runs (a front
+        holds them for the run otherwise), and provider hosts served from `prefix`."""
+        if not self.keeps_urls:
+            return
+        if self.plugin.front is not None:
+            self._urls = record.swap_urls(self.plugin.front_saved)
+        lane_http.serve_hosts(prefix)
+
+    def _release_urls(self) -> None:
+        if not self.keeps_urls:
+            return
+        lane_http.serve_hosts(None)
+        record.restore(self._urls)
+        self._urls = {}
 
     def fixtures(self) -> list[Path]:
         """The fixtures this replay serves."""
         return [self.path]
 
     def stop(self) -> None:
+        self._release_urls()
         if self.plugin.front is not None:
             self.plugin.front.target = None
         if self.recorder is not None:
@@ -331,7 +354,8 @@ class AttestPlugin:
         if self.guard and self.record_mode not in (None, *record.OFFLINE_MODES):
             raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
         self.front: RecordingFront | None = None
-        self._front_saved: dict[str, str | None] = {}
+        self.front_saved: dict[str, str | None] = {}
+        self.front_env: dict[str, str] = {}  # the variables pointing at the front
         self.recorded_lines: list[str] = []
         self._policy_ignore: tuple[str, ...] | None = None
 
@@ -360,7 +384,7 @@ class AttestPlugin:
         if engine is None:
             # With a record mode the provider variables point at the front: the engine forwards a live
             # call to the user's own upstream, so it gets the environment as the user set it.
-            env = record.as_the_user_set_it(self._front_saved) if self.front is not None else None
+            env = record.as_the_user_set_it(self.front_saved) if self.front is not None else None
             engine = self.engines[engine_path] = EngineProcess(engine_path, env)
         return engine
 
@@ -390,7 +414,8 @@ class AttestPlugin:
         from .record_front import RecordingFront
 
         self.front = RecordingFront(os.environ)
-        self._front_saved = record.point_at(self.front.start())
+        self.front_env = self.front.start()
+        self.front_saved = record.point_at(self.front_env)
 
     def install_guard(self) -> None:
         if self.guard:
@@ -412,7 +437,7 @@ class AttestPlugin:
         if self.front is not None:
             self.front.stop()
             self.front = None
-            record.restore(self._front_saved)
+            record.restore(self.front_saved)
         if self._guard_installed:
             from .. import guard
 

@@ -7,6 +7,12 @@ A hit comes back as the response the transport would have built from the socket 
 reason, headers and body; a recorded stream's events in one chunk, as vcrpy hands them), and anything
 else goes out over HTTP as before. Requests to any other address are never touched, and transports a
 user supplies are not patched, so they use HTTP.
+
+A replay that keeps the SDKs' own URLs (a vcr-marked test, see `pytest_plugin.vcr`) names a session prefix
+with `serve_hosts`: until it ends, a request to a provider's real host (`https://api.openai.com/v1/
+chat/completions`) is sent as if the client had been pointed at that prefix (`<prefix>/openai/v1/
+chat/completions`): the same key, lane, misses and counts as a client the variables pointed there,
+while the client's `base_url` stays the provider's. The caller's response keeps the request it sent.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from ..guard.hosts import is_blocked_host
 from ..normalize.served import Sent, key_as_sent
+from ..providers import RECORDED, provider_of_host
 from ..replay import bypass, plain_http
 from ..replay.lane import Lane, split_target
 
@@ -29,6 +37,7 @@ _lanes: dict[tuple[str, int], Lane] = {}  # the engine's (host, port) -> its lan
 # put back on top when a session opens, a stale one of ours is unwrapped first (never stacked), and
 # theirs are never undone.
 _OURS = "_attest_lane_wraps"
+_hosts_prefix: str | None = None  # see `serve_hosts`
 _SLOTS = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
 
 
@@ -45,6 +54,15 @@ def route(base_url: str, lane: Lane) -> None:
     patch_loaded()
 
 
+def serve_hosts(prefix: str | None) -> None:
+    """Send requests to providers' real hosts to `prefix` (`http://host:port/r/<session>` on the engine,
+    or the recording front's) from now on; None: leave them alone again."""
+    global _hosts_prefix
+    _hosts_prefix = prefix
+    if prefix is not None:
+        patch_loaded()
+
+
 def patch_loaded() -> None:
     """Our transport methods on every httpx loaded by now: they also show `bypass` each request."""
     for name in MODULES:
@@ -56,6 +74,7 @@ def patch_loaded() -> None:
 def unroute_all() -> None:
     """Forget every lane and give httpx back the methods ours stand in front of."""
     _lanes.clear()
+    serve_hosts(None)
     for name in MODULES:
         module = sys.modules.get(name)
         if module is not None:
@@ -83,6 +102,10 @@ def _patch(module: ModuleType) -> None:
     async_ = _original(module.AsyncHTTPTransport.handle_async_request)
 
     def handle_request(self: Any, request: Any) -> Any:
+        sent = _to_session(module, request)
+        return _as_sent(request, sent, handle_sent(self, sent))
+
+    def handle_sent(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
         answered = plain_http.answer(*_target(request)) if lane is None else None
         if isinstance(answered, plain_http.Pending):
@@ -97,6 +120,10 @@ def _patch(module: ModuleType) -> None:
         return bypass.send(module, request, lambda: sync(self, request))
 
     async def handle_async_request(self: Any, request: Any) -> Any:
+        sent = _to_session(module, request)
+        return _as_sent(request, sent, await handle_sent_async(self, sent))
+
+    async def handle_sent_async(self: Any, request: Any) -> Any:
         lane = _lane_for(request)
         answered = await plain_http.answer_async(*_target(request)) if lane is None else None
         if isinstance(answered, plain_http.Pending):
@@ -118,6 +145,30 @@ def _patch(module: ModuleType) -> None:
     setattr(handle_async_request, _OURS, async_)
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
+def _to_session(module: ModuleType, request: Any) -> Any:
+    """`request` as sent to the session prefix of `serve_hosts` when it goes to a provider's real host
+    the engine replays; else `request` itself."""
+    prefix, url = _hosts_prefix, request.url
+    if prefix is None or not is_blocked_host(url.host):
+        return request
+    provider = provider_of_host(url.host)
+    if provider not in RECORDED:
+        return request
+    target = module.URL(f"{prefix}/{provider}{url.raw_path.decode('ascii')}")
+    headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"host"]
+    headers.insert(0, (b"Host", target.netloc))  # the prefix's: our listeners take loopback names only
+    return module.Request(
+        request.method, target, headers=headers, stream=request.stream, extensions=request.extensions
+    )
+
+
+def _as_sent(request: Any, sent: Any, response: Any) -> Any:
+    """The response as the client expects it: for the request it sent, whatever answered it."""
+    if sent is not request:
+        response.request = request
+    return response
 
 
 def _target(request: Any) -> tuple[str, str]:

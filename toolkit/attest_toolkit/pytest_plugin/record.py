@@ -19,7 +19,7 @@ from collections.abc import Mapping, MutableMapping
 
 import pytest
 
-from ..proxy.env import ALL_VARS, KEY_VARS
+from ..proxy.env import ALL_VARS, KEPT_BY_VCR, KEY_VARS
 from ..replay.session import default_mode
 
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all", "rebase")
@@ -66,6 +66,20 @@ def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
     """Set `env` in this process; what to restore (None: unset) when the run ends."""
     saved = {k: os.environ.get(k) for k in {*ALL_VARS, *KEY_VARS.values(), *env}}
     os.environ.update(env)
+    return saved
+
+
+def prefix_of(handed_out: Mapping[str, str]) -> str:
+    """The URL prefix (`<prefix>/<provider>/...`) of a listener, from the variables it hands out: a
+    session's on the engine, or the recording front's."""
+    return handed_out["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
+
+
+def swap_urls(values: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The base-URL variables a vcr test keeps set to `values` (None or absent: unset), every other
+    variable left alone (an SDK the lane does not see stays pointed at attest); what to restore."""
+    saved = {k: os.environ.get(k) for k in KEPT_BY_VCR}
+    restore({k: values.get(k) for k in KEPT_BY_VCR})
     return saved
 
 

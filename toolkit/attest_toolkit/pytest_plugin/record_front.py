@@ -112,11 +112,6 @@ class RecordingFront:
         return RecordingApp(self.secrets, self.env, progress, base=base, live=self.live)
 
 
-def engine_prefix(session_env: Mapping[str, str]) -> str:
-    """The session's URL prefix on the engine, from the variables it hands out."""
-    return session_env["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
-
-
 def summary_of(app: RecordingApp | Rebaser, mode: str) -> dict[str, Any]:
     """A recording block's counts, in the shape of a replay session's summary (see `replay.session`)."""
     if isinstance(app, Rebaser):

@@ -9,6 +9,14 @@ cassette. The fixtures `vcr` (None here: code written for pytest-recording reads
 turned off), `vcr_config`, `vcr_cassette_dir` and `default_cassette_name` keep their meaning, and a
 project's own overrides of them are used.
 
+The SDKs keep the base URLs the test set (`client.base_url` is `https://api.openai.com/v1/`, as under
+pytest-recording, which swaps the transport and leaves the URL): the test process's httpx calls to a
+provider's real host are answered by the session as if sent to its URL for that provider (same keys,
+misses and counts; see `pytest_plugin.lane.serve_hosts`), and recorded through the front in a record mode.
+The SDKs the lane does not see (boto3, google-genai: `Provider.on_httpx`) stay pointed at attest by
+their variables. A call the test's own code sends to a provider host with requests, aiohttp or urllib
+is not served so: `--attest-egress=block` refuses it.
+
 `--record-mode` maps onto `--attest-record` (`new_episodes` is `new`, `rewrite` is `all`), with the
 same CI rule. A marked test that makes no model call passes without a fixture, and recording it
 writes nothing. `--block-network` (or the `block_network` marker) refuses connections to anything but
@@ -115,21 +123,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "allowed_hosts: Regexes of hosts a blocked network still reaches.",
     ):
         config.addinivalue_line("markers", line)
-    _record_mode(config, opted_in)
+    _record_mode(config)
     compat = config.stash[COMPAT] = VcrCompat(config)
     config.pluginmanager.register(compat, "attest-vcr")
 
 
-def _record_mode(config: pytest.Config, opted_in: bool) -> None:
-    """`--record-mode` as `--attest-record`. Opting in (`attest_vcr`) starts the front even to replay,
-    so clients built at module level, as pytest-recording allows, reach attest too."""
+def _record_mode(config: pytest.Config) -> None:
+    """`--record-mode` as `--attest-record`. Replaying needs no front: a client built at module level,
+    as pytest-recording allows, keeps the provider's URL and is served by host (see `pytest_plugin.lane`)."""
     if config.getoption("attest_record") or os.environ.get("ATTEST_RECORD"):
         return
     mode = config.getoption("record_mode", None)
     if mode:
         config.option.attest_record = TO_ATTEST[mode]
-    elif opted_in:
-        config.option.attest_record = "none"
 
 
 def merged(config: dict[str, Any], markers: list[pytest.Mark]) -> dict[str, Any]:
@@ -213,6 +219,7 @@ class VcrCompat:
         handle.extra = [self.fixture_of(p) for p in extra]
         handle.ignored_hosts = frozenset(map(str, settings.get("ignore_hosts") or ()))
         handle.takes_loopback = not settings.get("ignore_localhost")  # vcrpy records localhost by default
+        handle.keeps_urls = True  # the client's URL stays the provider's, as pytest-recording leaves it
         handle.start()
 
     def name_of(self, cassette: Path) -> str:
