@@ -3,6 +3,7 @@ the Vitest helper) block the same hosts because they read the same file."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -164,3 +165,30 @@ def test_a_bedrock_error_the_proxy_answers_carries_its_kind_in_the_header_botoco
 )
 def test_a_bedrock_model_is_read_from_its_path(path: str, model: str) -> None:
     assert providers.model_of(path, {"anthropic_version": "bedrock-2023-05-31"}) == model
+
+
+def _provider_comparisons(path: Path) -> list[str]:
+    """`x == "otlp"`, `"vertex" in names`: a comparison with a provider's name as a literal."""
+    names = set(providers.PROVIDERS)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            literals = [n.value for n in (node.left, *node.comparators) if isinstance(n, ast.Constant)]
+            found += [f"{path.name}:{node.lineno} {v!r}" for v in literals if v in names]
+    return found
+
+
+def test_no_module_outside_the_registry_decides_by_a_providers_name() -> None:
+    """Adding a provider is a module in providers/: what other code asks of a provider is a field of its
+    record (`records`, `google_token`, `priced_as`, ...), never a comparison with its name."""
+    package = REPO / "toolkit" / "attest_toolkit"
+    outside = [p for p in package.rglob("*.py") if "providers" not in p.relative_to(package).parts]
+    assert [hit for p in outside for hit in _provider_comparisons(p)] == []
+
+
+def test_bedrock_model_ids_price_as_the_table_names_they_wrap() -> None:
+    from attest_toolkit.replay.pricing import price_of
+
+    assert price_of("us.anthropic.claude-sonnet-4-20250514-v1:0") == price_of("claude-sonnet-4")
+    assert price_of("amazon.nova-pro-v1:0") == price_of("nova-pro") is not None
+    assert sorted(providers.GOOGLE_TOKEN) == ["vertex"]

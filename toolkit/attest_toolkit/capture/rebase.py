@@ -28,6 +28,7 @@ from ..normalize import COMPONENTS, Exchange, Templater, request_content
 from ..normalize.paths import shown
 from ..normalize.served import key_as_sent
 from ..normalize.walk import literal_key
+from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..replay.diagnose import Miss, escape, what_of
@@ -109,7 +110,7 @@ class Rebaser:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         provider = request.match_info["provider"]
         raw = await request.read()
-        if provider == "otlp":  # traces are accepted and dropped, as replay does
+        if provider in COUNTED:  # traces are accepted and dropped, as replay does
             return web.json_response({})
         self.credentials |= header_credentials(request)
         self.templater.learn(self.credentials)

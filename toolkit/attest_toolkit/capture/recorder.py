@@ -48,7 +48,7 @@ from ..fixtures.document import (
     write_fixture,
 )
 from ..normalize import Exchange, Templater, parse_body, request_content
-from ..providers import RECORDED, error_body, error_headers, route
+from ..providers import COUNTED, RECORDED, error_body, error_headers, route
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.env import CREDENTIAL_VARS, placeholder_credentials, proxy_env
@@ -203,7 +203,7 @@ class RecordingApp:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         provider = request.match_info["provider"]
-        if provider == "otlp":
+        if provider in COUNTED:
             return await self.otlp(request)
         if provider not in PROVIDERS:
             return web.json_response(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..errors import AttestError, UsageError
 from ..fixtures.document import Fixture
 from ..fixtures.view import sse_payloads
+from ..providers import COUNTED
 from ..replay.pricing import Usage, cost_usd, usage_of_json, usage_of_sse
 
 VARIABLE = "ATTEST_MAX_COST_USD"
@@ -35,7 +36,7 @@ def estimate(doc: Fixture) -> Estimate:
     """What re-recording every model call of `doc` would cost, from its recorded usage."""
     usd, unpriced, calls = 0.0, 0, 0
     for item in doc["channels"].get("model") or []:
-        if item.get("provider") == "otlp":
+        if item.get("provider") in COUNTED:
             continue
         calls += 1
         request = item["request"].get("json")

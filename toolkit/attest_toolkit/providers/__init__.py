@@ -35,6 +35,8 @@ PROVIDERS: dict[str, Provider] = {
 }
 DEFAULT = PROVIDERS[_MODULES[0]]
 RECORDED: tuple[str, ...] = tuple(name for name, p in PROVIDERS.items() if p.records)
+# Providers whose calls are only counted, accepted and answered empty (OTLP traces).
+COUNTED: frozenset[str] = frozenset(PROVIDERS) - frozenset(RECORDED)
 # Checked before the default, the most recently added first: its marks and paths are the narrower.
 _SPECIFIC = [p for p in reversed(PROVIDERS.values()) if p is not DEFAULT]
 
@@ -128,12 +130,19 @@ def _merged_usage() -> dict[str, UsageFields]:
 USAGE_FIELDS: Mapping[str, UsageFields] = _merged_usage()
 # The events that end a stream, any provider's: after one, the answer is complete.
 STREAM_END_RE = re.compile(b"|".join(mark for p in PROVIDERS.values() for mark in p.stream_end), re.MULTILINE)
+# How model ids that wrap a price table name (Bedrock's) are priced; tried in turn, the first answer wins.
+PRICED_AS = tuple(p.priced_as for p in PROVIDERS.values() if p.priced_as is not None)
+# The providers whose SDK fetches a Google token before calling, even in replay.
+GOOGLE_TOKEN: frozenset[str] = frozenset(name for name, p in PROVIDERS.items() if p.google_token)
 
 __all__ = [
+    "COUNTED",
     "DEFAULT",
     "ENDPOINTS",
+    "GOOGLE_TOKEN",
     "ID_PREFIXES",
     "ID_SHAPES",
+    "PRICED_AS",
     "PROVIDERS",
     "RECORDED",
     "STREAM_END_RE",

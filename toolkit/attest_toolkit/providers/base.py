@@ -125,6 +125,12 @@ class Provider:
     # How its users build a client, per test runner (pytest, vitest): a call that went around a replay
     # fails naming it, since a client built before the replay keeps the provider's URL.
     clients: Mapping[str, str] = field(default_factory=lambda: dict(OPENAI_CLIENTS))
+    # Its SDK fetches a Google OAuth token before any call, even in replay: a session replaying its calls
+    # gets a credentials file whose token the engine itself answers (replay/google_token.py).
+    google_token: bool = False
+    # The name its model ids price as in data/prices.json, when the id wraps a table name (Bedrock's
+    # `us.anthropic.claude-sonnet-4-20250514-v1:0`); None when not this provider's shape.
+    priced_as: Callable[[str], str | None] | None = None
 
     def path_for(self, var: str) -> str:
         """What follows `/<name>` in the base URL handed out in `var`."""

@@ -44,6 +44,16 @@ def _invoke(body: dict[str, Any]) -> dict[str, Any]:
     return {"system": body.get("system"), "messages": messages, "tools": body.get("tools")}
 
 
+# A model id: an inference profile's region and the vendor before the name, a version after it
+# (us.anthropic.claude-sonnet-4-20250514-v1:0 prices as claude-sonnet-4, amazon.nova-pro-v1:0 as nova-pro).
+_MODEL_ID = re.compile(r"^(?:[a-z]+\.)+(.+?)(?:-v\d+(?::\d+)?)?$")
+
+
+def priced_as(model: str) -> str | None:
+    found = _MODEL_ID.fullmatch(model)
+    return found.group(1) if found else None
+
+
 # The exception names botocore raises for the statuses the proxy answers with itself.
 _ERROR_TYPES = {400: "ValidationException", 403: "AccessDeniedException"}
 
@@ -193,4 +203,5 @@ PROVIDER = Provider(
     reply_parts=reply_parts,
     signer=SigV4Signer,
     clients={"pytest": 'boto3.client("bedrock-runtime")', "vitest": "new BedrockRuntimeClient()"},
+    priced_as=priced_as,
 )

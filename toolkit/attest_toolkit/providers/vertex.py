@@ -56,4 +56,5 @@ PROVIDER = Provider(
     error=gemini.error,
     reply_parts=gemini.reply_parts,
     clients={"pytest": "genai.Client(vertexai=True)", "vitest": "new GoogleGenAI({ vertexai: true })"},
+    google_token=True,
 )

@@ -23,6 +23,7 @@ from ..capture.rebase import Rebaser, written
 from ..capture.recorder import RecordingApp, capture_secrets, conclude, mark_started, offline_env
 from ..errors import AttestError
 from ..fixtures.document import new_source
+from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.live import LiveForwarder
@@ -95,7 +96,7 @@ class RecordingFront:
             response, _ = await self.live.forward_to(request, url, request.path, raw, to_engine=True)
             return response
         await request.read()
-        if provider == "otlp":  # traces between tests are accepted and dropped, as replay does
+        if provider in COUNTED:  # traces between tests are accepted and dropped, as replay does
             return web.json_response({})
         return miss_response(provider, OUTSIDE)
 

@@ -11,14 +11,11 @@ from typing import Any
 
 from ..normalize import eventstream
 from ..normalize.sse import split_sse
-from ..providers import USAGE_FIELDS
+from ..providers import PRICED_AS, USAGE_FIELDS
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
-# Bedrock's model ids: an inference profile's region and the vendor before the name, a version after it
-# (us.anthropic.claude-sonnet-4-20250514-v1:0 prices as claude-sonnet-4, amazon.nova-pro-v1:0 as nova-pro).
-_BEDROCK = re.compile(r"^(?:[a-z]+\.)+(.+?)(?:-v\d+(?::\d+)?)?$")
 
 
 @dataclass(frozen=True)
@@ -42,9 +39,7 @@ def price_of(model: str | None) -> dict[str, float] | None:
         return None
     models = table()["models"]
     name = model.lower().split("/")[-1]
-    bedrock = _BEDROCK.fullmatch(name)
-    if bedrock:
-        name = bedrock.group(1)
+    name = next((n for shape in PRICED_AS if (n := shape(name)) is not None), name)
     return models.get(name) or models.get(_SUFFIX.sub("", name))
 
 

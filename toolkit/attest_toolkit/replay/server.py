@@ -25,6 +25,7 @@ from ..credentials.scan import Secrets, environment_secrets
 from ..errors import AttestError
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent
+from ..providers import GOOGLE_TOKEN
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
@@ -138,15 +139,15 @@ class ReplayApp:
         env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
         env.update(replay_env(prefix, self.sessions[sid].tool_servers))
         env.update(listeners.handed_out(self.base_url, self.env))
-        if self.google is not None and self._serves_vertex(sid):
+        if self.google is not None and self._wants_google_token(sid):
             env[CREDENTIALS_VAR] = self.google.write(sid, prefix)
         return env
 
-    def _serves_vertex(self, sid: str) -> bool:
-        """Whether the session's fixtures hold a Vertex AI call, whose SDK wants a Google token: only
+    def _wants_google_token(self, sid: str) -> bool:
+        """Whether the session's fixtures hold a call whose SDK wants a Google token (Vertex AI's): only
         those sessions get a credentials file (a file per session, named for it, costs every other
         session a write and the Vitest helper its open without waiting)."""
-        return any(r.provider == "vertex" for f in self.sessions[sid].fixtures for r in f.recordings)
+        return any(r.provider in GOOGLE_TOKEN for f in self.sessions[sid].fixtures for r in f.recordings)
 
     def open_ahead(self, sid: str) -> bool:
         """Open session `sid` from its template (engine.ahead); False when it is not a template's."""

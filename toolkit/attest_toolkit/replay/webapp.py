@@ -16,7 +16,7 @@ from aiohttp import web
 from ..credentials.scan import Secrets
 from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
-from ..providers import PROVIDERS, error_headers, model_of, route
+from ..providers import COUNTED, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
 from ..tools.replay import ToolReplay
@@ -136,7 +136,7 @@ class ModelCalls:
         session = self.sessions.get(request.match_info["sid"])
         if session is None or provider not in PROVIDERS:
             return no_session(provider)
-        if provider == "otlp":
+        if provider in COUNTED:
             session.counters.otlp_requests += 1
             await request.read()
             return web.Response(status=200, body=b"{}", content_type="application/json")
