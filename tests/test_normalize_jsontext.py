@@ -113,6 +113,20 @@ def test_a_body_parses_to_jsons_value(case: str) -> None:
     assert same(loads(TEXTS[case]), json.loads(TEXTS[case].decode("utf-8")))
 
 
+NUMBER_TEXT = st.floats(allow_nan=False, allow_infinity=False).map(repr) | st.builds(
+    "{}.{}e{}".format,
+    st.integers(min_value=0, max_value=10**25),
+    st.integers(min_value=0, max_value=10**25),
+    st.integers(min_value=-330, max_value=310),
+)
+
+
+@settings(max_examples=400)
+@given(NUMBER_TEXT)
+def test_any_number_parses_as_json_parses_it(text: str) -> None:
+    assert same(loads(f"[{text}]".encode()), json.loads(f"[{text}]"))
+
+
 REFUSED = {
     "a byte order mark": "\ufeff{}".encode(),
     "a raw control character": b'"\x01"',
