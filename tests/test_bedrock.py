@@ -77,11 +77,12 @@ def attest(fixtures_dir: Path, *args: str, **extra: str):
     return attest_in(fixtures_dir, env(**extra), *args)
 
 
-def replay(fixtures_dir: Path, *command: str):
+def replay(fixtures_dir: Path, *command: str, **extra: str):
     """A strict replay with no AWS credentials and the network off."""
     done = attest(
-        fixtures_dir, "replay", "--mode", "strict", "--network", "none", "--name", "bedrock", "--", *command
-    )
+        fixtures_dir, "replay", "--mode", "strict", "--network", "none", "--name", "bedrock", "--", *command,
+        **extra,
+    )  # fmt: skip
     if done.returncode == 3 and "cannot turn the network off" in done.stderr:
         pytest.skip("no way to make a network namespace here: " + done.stderr.strip())
     return done
@@ -181,6 +182,26 @@ def test_a_capture_replays_strict_with_no_credentials_and_the_network_off(flow: 
     assert replayed.stdout == flow.out + SUMMARY
     assert "isolation verified" in replayed.stderr
     assert len(flow.upstream.requests) == calls
+
+
+DUAL_STACK_CONFIG = "[default]\nuse_dualstack_endpoint = true\nuse_fips_endpoint = true\n"
+
+
+@pytest.mark.parametrize("setting", ["AWS_USE_DUALSTACK_ENDPOINT", "AWS_USE_FIPS_ENDPOINT", "config file"])
+def test_a_dual_stack_or_fips_client_still_replays_through_attest(
+    flow: Flow, setting: str, tmp_path: Path
+) -> None:
+    # botocore lets a configured endpoint URL (attest's AWS_ENDPOINT_URL_BEDROCK_RUNTIME) win over the
+    # dual-stack and FIPS settings, which would otherwise send the call to bedrock-runtime.<region>.api.aws.
+    if setting == "config file":
+        config = tmp_path / "aws-config"
+        config.write_text(DUAL_STACK_CONFIG, encoding="utf-8")
+        extra = {"AWS_CONFIG_FILE": str(config)}
+    else:
+        extra = {setting: "true"}
+    replayed = replay(flow.fixtures_dir, *agent("flow"), **extra)
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == flow.out + SUMMARY
 
 
 def _chunks(port: int, target: str, body: bytes) -> list[bytes]:

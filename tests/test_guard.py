@@ -59,6 +59,12 @@ BLOCKED_SAMPLES = (
     "bedrock-agent-runtime.cn-northwest-1.amazonaws.com.cn",
     "api.eu.mistral.ai",
     "api.us.mistral.ai",
+    # dual-stack endpoints (botocore's ruleset with use_dualstack_endpoint), FIPS too, both partitions
+    "bedrock-runtime.us-east-1.api.aws",
+    "bedrock-runtime-fips.us-east-1.api.aws",
+    "bedrock-agent-runtime.eu-west-1.api.aws",
+    "bedrock-agent-runtime-fips.us-west-2.api.aws",
+    "bedrock-runtime.cn-north-1.api.amazonwebservices.com.cn",
 )
 
 ALLOWED_SAMPLES = (
@@ -86,6 +92,12 @@ ALLOWED_SAMPLES = (
     "bedrock-agent-runtime.amazonaws.com.cn",
     "s3.cn-north-1.amazonaws.com.cn",
     "bedrock-runtime.us-east-1.amazonaws.com.cn.example.net",
+    "api.aws",
+    "bedrock-runtime.api.aws",
+    "bedrock.us-east-1.api.aws",
+    "s3.dualstack.us-east-1.amazonaws.com",
+    "bedrock-runtime.us-east-1.api.aws.example.net",
+    "bedrock-runtime.cn-north-1.api.amazonwebservices.com",
 )
 
 CHAT_COMPLETION = {
@@ -452,6 +464,40 @@ def test_official_sdks_with_default_base_url_fail_with_the_guard_error(
     error = egress_error_in(raised)
     assert error is not None, f"no EgressBlockedError behind {raised!r}"
     assert str(error) == blocked_message(SDK_DEFAULT_HOSTS[sdk], 443)
+    assert resolver.asked == []
+
+
+@pytest.mark.parametrize(
+    ("config", "host"),
+    [
+        ({"use_dualstack_endpoint": True}, "bedrock-runtime.us-east-1.api.aws"),
+        (
+            {"use_dualstack_endpoint": True, "use_fips_endpoint": True},
+            "bedrock-runtime-fips.us-east-1.api.aws",
+        ),
+    ],
+)
+def test_a_dual_stack_bedrock_client_fails_with_the_guard_error(
+    config: dict[str, bool], host: str, resolver: LoopbackResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from botocore.config import Config
+
+    for var in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIA" + "ATTESTTESTKEY123",
+        aws_secret_access_key="not-a-secret",
+        config=Config(retries={"max_attempts": 1}, **config),
+    )
+    message = {"role": "user", "content": [{"text": "hi"}]}
+    with guard.blocking(), pytest.raises(Exception) as raised:
+        client.converse(modelId="us.amazon.nova-pro-v1:0", messages=[message])
+    error = egress_error_in(raised.value)
+    assert error is not None, f"no EgressBlockedError behind {raised.value!r}"
+    assert str(error) == blocked_message(host, 443)
     assert resolver.asked == []
 
 

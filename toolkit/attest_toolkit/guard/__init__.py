@@ -9,7 +9,8 @@ user releases it.
 
 Blocked hosts: api.openai.com, api.anthropic.com, generativelanguage.googleapis.com,
 aiplatform.googleapis.com and *-aiplatform.googleapis.com (Vertex AI), *.openai.azure.com (Azure
-OpenAI), bedrock-runtime.<region>.amazonaws.com (AWS Bedrock), api.mistral.ai, api.groq.com,
+OpenAI), bedrock-runtime.<region>.amazonaws.com (AWS Bedrock; Agent Runtime, FIPS and the
+dual-stack *.api.aws hosts too), api.mistral.ai, api.groq.com,
 openrouter.ai, and api.together.xyz / api.together.ai. Names match case-insensitively, with or
 without a trailing dot.
 

@@ -13,7 +13,7 @@ from urllib.parse import unquote_plus
 from ..credentials.names import is_secret_param
 from ..credentials.scan import REDACTED, Secrets
 from ..errors import FixtureError
-from . import eventstream
+from . import eventstream, jsontext
 from .multipart import parse_multipart
 from .sse import split_sse
 
@@ -52,7 +52,7 @@ def parse_body(raw: bytes, content_type: str | None) -> Body:
         return {"sse": split_sse(text)}
     if not media or "json" in media:
         try:
-            return {"json": json.loads(text)}
+            return {"json": jsontext.loads(raw)}
         except ValueError:
             pass
     return {"text": text}

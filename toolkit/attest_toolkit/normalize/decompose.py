@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -21,6 +20,7 @@ from ..providers import Endpoint, endpoint_for, model_of
 from . import unchanged
 from .body import Body, redact_encoded, redact_query
 from .claude_code import neutralize
+from .jsontext import canonical
 from .volatile import Numbering
 from .walk import Walker, texts_of
 
@@ -136,13 +136,8 @@ def _parts(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, Any
     return decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
 
 
-# One encoder for every hash: json.dumps with these options would build a new one per call.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def canonical_hash(value: Any) -> str:
-    text = _CANONICAL.encode(value)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(canonical(value)).hexdigest()
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of endpoints, keyed again on every call
@@ -176,13 +171,11 @@ def _hashes(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, st
     hashed anyway, says so (see `unchanged`), and such a value is hashed as it is, without the walk
     that rebuilds it."""
     raw = _parts(path, query, body, secrets)
-    texts = {name: _CANONICAL.encode(raw[name]) for name in COMPONENTS}
+    encoded = {name: canonical(raw[name]) for name in COMPONENTS}
+    texts = {name: text.decode("utf-8", "surrogatepass") for name, text in encoded.items()}
     for name, redacting in unchanged.changing(texts, secrets, _NEUTRALIZED).items():
-        texts[name] = _CANONICAL.encode(_normalize(name, raw[name], secrets, redacting))
-    return {
-        name: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        for name, text in texts.items()
-    }
+        encoded[name] = canonical(_normalize(name, raw[name], secrets, redacting))
+    return {name: hashlib.sha256(text).hexdigest() for name, text in encoded.items()}
 
 
 def request_key(

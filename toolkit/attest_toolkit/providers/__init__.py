@@ -8,6 +8,7 @@ provider claims is OpenAI's, as an OpenAI-compatible gateway's paths are.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Mapping
@@ -77,6 +78,7 @@ def route(provider: str, path: str) -> tuple[str, str]:
     return provider, path
 
 
+@functools.lru_cache(maxsize=1024)  # a handful of paths, asked again on every call's key
 def endpoint_for(path: str) -> Endpoint | None:
     """The endpoint whose body a request to `path` has, or None (its body is all parameters)."""
     path = path.rstrip("/")
@@ -88,6 +90,11 @@ def model_of(path: str, body: Any) -> str | None:
     model = body.get("model") if isinstance(body, dict) else None
     if isinstance(model, str):
         return model
+    return _model_in_path(path)
+
+
+@functools.lru_cache(maxsize=1024)
+def _model_in_path(path: str) -> str | None:
     endpoint = endpoint_for(path)
     found = endpoint.model_in_path.search(path) if endpoint and endpoint.model_in_path else None
     return found.group(1) if found else None
