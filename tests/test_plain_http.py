@@ -669,3 +669,18 @@ def test_an_attest_replay_block_records_its_plain_http_too(
     stopped(files)
     monkeypatch.setenv("CI", "1")
     pytester.runpytest_subprocess("-p", "no:recording", "test_block.py").assert_outcomes(passed=1)
+
+
+def test_a_plain_http_miss_is_in_the_report_with_its_component(
+    project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_hook_test(project, pytester)
+    monkeypatch.setenv("CI", "1")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:recording", "test_hook.py::test_webhook", "--attest-report=report.json"
+    )
+    result.assert_outcomes(failed=1)
+    report = json.loads((project / "report.json").read_text(encoding="utf-8"))
+    miss = report["tests"][0]["replay"]["miss"]
+    assert miss["component"] == "plain_http"
+    assert miss["message"].startswith("attest replay: plain HTTP POST files.example/hooks/done is not in")

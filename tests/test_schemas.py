@@ -24,3 +24,14 @@ def test_the_schemas_are_found() -> None:
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.name)
 def test_every_schema_names_each_key_once(path: Path) -> None:
     json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_refuse_repeated_keys)
+
+
+def test_report_miss_components_are_the_kinds_a_miss_can_have() -> None:
+    # A kind the toolkit produces that the schema does not allow would make the report unwritable.
+    from attest_toolkit.normalize import COMPONENTS
+    from attest_toolkit.replay.diagnose import MissKind
+
+    schema = json.loads((SCHEMAS[0].parent / "report-v2.schema.json").read_text(encoding="utf-8"))
+    miss = schema["$defs"]["replay"]["properties"]["miss"]["properties"]["component"]
+    assert miss["enum"] == [kind.value for kind in MissKind]
+    assert [kind.value for kind in MissKind][: len(COMPONENTS)] == list(COMPONENTS)

@@ -2,9 +2,10 @@
 @anthropic-ai/sdk packages against fixtures this side makes.
 
 The fixtures: the bundled example (examples/fixtures) and a copy with an ignore rule, a run of the
-package's Anthropic agent recorded by `attest capture` against a scripted upstream, and, when
-../shared is there, real cassettes imported by `attest fixture import`. `make test` installs the
-package's dependencies from its lockfile first.
+package's Anthropic agent recorded by `attest capture` against a scripted upstream, the recorded
+calls of the contract vectors' miss cases (tests/contract), and, when ../shared is there, real
+cassettes imported by `attest fixture import`. `make test` installs the package's dependencies from
+its lockfile first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from attest_toolkit.fixtures import document as fx
 from conftest import REAL_CASSETTES, REPO, clean_env, run_cli
+from contract_vectors import write_miss_fixtures
 from upstream import FakeUpstream, Reply
 
 SDK = REPO / "sdks" / "vitest"
@@ -172,6 +174,7 @@ def test_vitest_suite_passes(tmp_path: Path) -> None:
     fixtures.mkdir()
     capture_weather(fixtures)
     write_example_with_rules(fixtures)
+    write_miss_fixtures(fixtures)  # for test/contract.test.ts
     shared = import_cassettes(fixtures)
     results = tmp_path / "vitest.json"
     done = run_vitest(fixtures, results, shared)

@@ -31,7 +31,7 @@ from ..normalize.walk import literal_key
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..replay.diagnose import Miss, escape, what_of
+from ..replay.diagnose import Miss, MissKind, escape, what_of
 from ..replay.index import Recording
 from ..replay.webapp import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..report.progress import counted
@@ -121,9 +121,8 @@ class Rebaser:
             rk.key, rk.hashes, rk.model, f"{request.method} {path}", rk.parts, rk.components
         )
         if isinstance(found, Recording) and found.provider != provider:
-            found = Miss(
-                f"replay miss: provider changed ({found.provider}→{escape(provider)})", "endpoint", self.name
-            )
+            what = f"replay miss: provider changed ({found.provider}→{escape(provider)})"
+            found = Miss(what, MissKind.ENDPOINT, self.name)
         if isinstance(found, Miss):  # the test fails with it, as a replay's miss fails it
             self.refuse(f"call {call}: {what_of(found)}")
             self.base.session.record_miss(found, not_evaluated=False)

@@ -27,9 +27,7 @@ from typing import Any
 
 from ..guard.hosts import is_blocked_host
 from ..providers import PROVIDERS, provider_for
-
-COMPONENT = "bypass"
-
+from .diagnose import MISS_HEADERS, MissKind, miss_body
 
 # Each runner's words for where the client should be built: what starts the replay, and the fix.
 RUNNERS = {
@@ -54,8 +52,6 @@ def message(host: str, runner: str = "pytest") -> str:
 
 def refusal_body(host: str, runner: str = "pytest") -> dict[str, Any]:
     """The provider-shaped error a blocked call is answered with (a miss's, which the SDKs do not retry)."""
-    from .diagnose import miss_body
-
     return miss_body(_provider(host), message(host, runner))
 
 
@@ -144,17 +140,17 @@ def _count_miss(watch: Watch, request: Any) -> None:
 
 
 def _count_blocked(watch: Watch, host: str, runner: str) -> None:
-    _add_miss(watch, message(host, runner), COMPONENT)
+    _add_miss(watch, message(host, runner), MissKind.BYPASS)
 
 
-def note_miss(text: str, component: str) -> None:
+def note_miss(text: str, component: MissKind) -> None:
     """Count a call refused elsewhere in this process (plain HTTP) as the running replay's miss."""
     watch = _watch
     if watch is not None:
         _add_miss(watch, text, component)
 
 
-def _add_miss(watch: Watch, text: str, component: str) -> None:
+def _add_miss(watch: Watch, text: str, component: MissKind) -> None:
     miss = {"message": text, "component": component, "fixture": watch.fixture, "not_evaluated": False}
     with watch.lock:
         watch.misses.append(miss)
@@ -162,16 +158,12 @@ def _add_miss(watch: Watch, text: str, component: str) -> None:
 
 def _refusal(module: ModuleType, request: Any) -> Any:
     """The answer a miss gets: provider-shaped, and not retried by the SDKs."""
-    from .diagnose import MISS_HEADERS
-
     body = refusal_body(request.url.host)
     return module.Response(400, headers=list(MISS_HEADERS), json=body, request=request)
 
 
 def refusal(host: str, runner: str) -> dict[str, Any]:
     """A blocked call's answer for a runner in another process (the Vitest helper), which sends it."""
-    from .diagnose import MISS_HEADERS
-
     return {
         "status": 400,
         "headers": [*map(list, MISS_HEADERS)],

@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,37 @@ from ..normalize import COMPONENTS, canonical_hash
 from ..normalize.paths import changed_paths, shown
 from ..providers import error_body
 
+
+class MissKind(str, Enum):
+    """What a miss (or drift) found: the request component that differed, or what else went wrong.
+
+    String-valued, so a report, a summary and a JUnit property carry the same words as before and a
+    runner in another language compares plain strings (report-v2's `miss.component`)."""
+
+    # Shown as its value in f-strings and str() on every Python (3.12 changed a mixed-in Enum's format).
+    __str__ = str.__str__
+
+    # The request's components, in the seed's order (normalize's COMPONENTS).
+    SYSTEM = "system"
+    MESSAGES = "messages"
+    TOOLS = "tools"
+    PARAMS = "params"
+    MODEL = "model"
+    ENDPOINT = "endpoint"  # another method, path or provider
+    OVERFLOW = "overflow"  # more model calls than recorded
+    DUPLICATE = "duplicate"  # an extra identical model call
+    TOOL = "tool"  # a tool call that was not recorded
+    BYPASS = "bypass"  # a provider call that went around the replay
+    PLAIN_HTTP = "plain_http"  # a plain HTTP call the fixture has no recording of
+
+
 # How each component is named in a message ("system prompt changed", "messages changed", ...).
 LABELS = {
-    "system": "system prompt",
-    "messages": "messages",
-    "tools": "tools",
-    "params": "params",
-    "model": "model",
+    MissKind.SYSTEM: "system prompt",
+    MissKind.MESSAGES: "messages",
+    MissKind.TOOLS: "tools",
+    MissKind.PARAMS: "params",
+    MissKind.MODEL: "model",
 }
 SHORT = 7
 # What a request to a session id the engine does not have gets (with 403: the id is the run's secret).
@@ -34,7 +59,7 @@ NO_SESSION = "attest replay: no such replay session (it has ended, or the URL is
 @dataclass(frozen=True)
 class Miss:
     message: str
-    component: str  # one of COMPONENTS, or "endpoint", "overflow", "duplicate"
+    component: MissKind
     fixture: str  # the fixture's name, for the re-record command
     # Where the request changed, each path starting with its component (`params.max_tokens`,
     # `messages[3] added`); empty when the miss is not about a request's content.
@@ -80,7 +105,7 @@ def _changed_words(component: str, recorded: dict[str, str], live: dict[str, str
     """`params changed: max_tokens (hash a1b2c3d→e4f5a6b)`; without paths, the seed's wording."""
     before, after = recorded[component][:SHORT], live[component][:SHORT]
     where = f": {escape(shown(component, paths))}" if paths else ""
-    return f"{LABELS[component]} changed{where} (hash {before}→{after})"
+    return f"{LABELS[MissKind(component)]} changed{where} (hash {before}→{after})"
 
 
 # What a miss names about an upload's part, in the order it looks: the part's identity, then its content.
@@ -108,26 +133,27 @@ def upload_changed(recorded: tuple[dict, ...], live: tuple[dict, ...], fixture: 
     for index, (before, after) in enumerate(zip(recorded, live, strict=False), start=1):
         what = _part_change(index, before, after)
         if what:
-            return Miss(_line(f"params changed: {what}", fixture), "params", fixture)
+            return Miss(_line(f"params changed: {what}", fixture), MissKind.PARAMS, fixture)
     if len(recorded) == len(live):
         return None
     extra = live[len(recorded)] if len(live) > len(recorded) else recorded[len(live)]
     verb = "added" if len(live) > len(recorded) else "removed"
     what = f"params changed: upload part {quoted(extra.get('name'))} {verb}"
-    return Miss(_line(what, fixture), "params", fixture)
+    return Miss(_line(what, fixture), MissKind.PARAMS, fixture)
 
 
 def endpoint_changed(recorded: str, live: str, fixture: str) -> Miss:
-    return Miss(_line(f"endpoint changed ({quoted(recorded)}→{quoted(live)})", fixture), "endpoint", fixture)
+    what = f"endpoint changed ({quoted(recorded)}→{quoted(live)})"
+    return Miss(_line(what, fixture), MissKind.ENDPOINT, fixture)
 
 
 def overflow(recorded_calls: int, fixture: str) -> Miss:
     what = f"the agent made more model calls than the {recorded_calls} recorded"
-    return Miss(_line(what, fixture), "overflow", fixture)
+    return Miss(_line(what, fixture), MissKind.OVERFLOW, fixture)
 
 
 def duplicate(fixture: str) -> Miss:
-    return Miss(_line("the agent made an extra identical call", fixture), "duplicate", fixture)
+    return Miss(_line("the agent made an extra identical call", fixture), MissKind.DUPLICATE, fixture)
 
 
 Components = dict[str, Any]
@@ -149,7 +175,7 @@ def first_difference(
     for component in COMPONENTS:
         if recorded.get(component) == live.get(component):
             continue
-        if component == "model":
+        if component == MissKind.MODEL:
             words.append(f"model changed ({quoted(recorded_model)}→{quoted(live_model)})")
             paths.append("model")
             continue
@@ -157,9 +183,9 @@ def first_difference(
         words.append(_changed_words(component, recorded, live, inside))
         paths += inside
     if not words:  # same components, different key: only the endpoint (method or path) can differ
-        return Miss(_line("request changed", fixture), "endpoint", fixture)
+        return Miss(_line("request changed", fixture), MissKind.ENDPOINT, fixture)
     first = next(c for c in COMPONENTS if recorded.get(c) != live.get(c))
-    return Miss(_line("; ".join(words), fixture), first, fixture, tuple(paths))
+    return Miss(_line("; ".join(words), fixture), MissKind(first), fixture, tuple(paths))
 
 
 def drift(call: int, difference: Miss) -> Miss:
@@ -183,17 +209,19 @@ def tool_unrecorded(call: str, recorded_hash: str | None, live_hash: str, fixtur
     call of that tool is left to compare with."""
     before = recorded_hash[:SHORT] if recorded_hash else "none"
     what = f"tool call unrecorded: {escape(call)} (arguments hash {before}→{live_hash[:SHORT]})"
-    return Miss(_line(what, fixture), "tool", fixture)
+    return Miss(_line(what, fixture), MissKind.TOOL, fixture)
 
 
 def tool_overflow(recorded_calls: int, fixture: str) -> Miss:
     return Miss(
-        _line(f"the agent made more tool calls than the {recorded_calls} recorded", fixture), "tool", fixture
+        _line(f"the agent made more tool calls than the {recorded_calls} recorded", fixture),
+        MissKind.TOOL,
+        fixture,
     )
 
 
 def tool_duplicate(fixture: str) -> Miss:
-    return Miss(_line("the agent made an extra identical tool call", fixture), "tool", fixture)
+    return Miss(_line("the agent made an extra identical tool call", fixture), MissKind.TOOL, fixture)
 
 
 # A miss's answer is a 400 with this header: the official SDKs retry neither.

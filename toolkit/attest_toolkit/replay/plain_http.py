@@ -42,9 +42,9 @@ from ..guard.hosts import is_blocked_host
 from ..normalize.body import body_bytes, redact_encoded, redact_query
 from ..proxy import listeners
 from . import bypass
+from .diagnose import MissKind
 from .rerecord import pytest_hint
 
-COMPONENT = "plain_http"
 # Response headers worth serving again: what the body is, and where a redirect goes. Never cookies.
 KEPT_HEADERS = ("content-type", "content-disposition", "location", "etag", "last-modified")
 # What the client already undid (or the served copy no longer has): never served with the body it read.
@@ -266,7 +266,7 @@ def answer(method: str, url: str) -> Found:
     if not replay.blocks:  # auto goes out
         return None
     message = miss_message(method, url, replay.test)
-    bypass.note_miss(message, COMPONENT)
+    bypass.note_miss(message, MissKind.PLAIN_HTTP)
     return Refused(message)
 
 

@@ -17,7 +17,7 @@ from ..normalize.rules import Rule, masked_hashes
 from ..normalize.served import Sent
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose, rerecord
-from .diagnose import Miss
+from .diagnose import Miss, MissKind
 from .index import LoadedFixture, Recording, index_recordings
 from .last_miss import in_ci
 
@@ -260,7 +260,7 @@ class Session:
         if not rec.same_endpoint(endpoint, model):
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
         difference = self._difference(rec, hashes, model, components)
-        if difference.component == "params" and rec.parts is not None and parts is not None:
+        if difference.component == MissKind.PARAMS and rec.parts is not None and parts is not None:
             return diagnose.upload_changed(rec.parts, parts, rec.fixture) or difference
         return difference
 

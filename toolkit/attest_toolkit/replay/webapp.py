@@ -22,7 +22,7 @@ from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
 from ..tools.replay import ToolReplay
 from . import last_miss
 from .channel import Channel, ChannelContext
-from .diagnose import MISS_HEADERS, NO_SESSION, Miss, miss_body
+from .diagnose import MISS_HEADERS, NO_SESSION, Miss, MissKind, miss_body
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
 from .google_token import TOKEN, CredentialFiles
 from .index import Recording
@@ -143,7 +143,7 @@ class ModelCalls:
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            miss = Miss(TOO_LARGE, "params", session.name)
+            miss = Miss(TOO_LARGE, MissKind.PARAMS, session.name)
             session.record_miss(miss, not_evaluated=False)
             return miss_response(provider, miss.message)
         provider, path = route(provider, "/" + request.match_info["tail"])
@@ -218,6 +218,6 @@ def refused(
 ) -> web.Response:
     """A live call that was refused or outlived its deadline: a failure of the run (never
     not_evaluated), answered as a miss, or, once the answer had begun, by cutting it off."""
-    miss = Miss(f"{what}: {exc}", "endpoint", session.name)
+    miss = Miss(f"{what}: {exc}", MissKind.ENDPOINT, session.name)
     session.record_miss(miss, not_evaluated=False)
     return cut_off(request) if exc.started else miss_response(provider, miss.message)

@@ -16,6 +16,7 @@ import junitparser
 from junitparser import xunit2
 
 from ..fixtures.document import atomic_write
+from ..replay.diagnose import MissKind
 from .build import (
     OUTCOMES,
     VERSION,
@@ -34,14 +35,15 @@ SUITE_NAME = "attest"
 JUNIT_MESSAGE_CHARS = 2000
 # pytest's `line` attribute counts from 0 (it writes the frame index); report-v2 counts from 1.
 ZERO_BASED_LINE_SUITES = frozenset({"pytest"})
+# A miss line's words, for a JUnit file that names no component (the seed's wording, see replay.diagnose).
 MISS_COMPONENTS = {
-    "system prompt changed": "system",
-    "messages changed": "messages",
-    "tools changed": "tools",
-    "params changed": "params",
-    "model changed": "model",
-    "more model calls than": "overflow",
-    "extra identical call": "duplicate",
+    "system prompt changed": MissKind.SYSTEM,
+    "messages changed": MissKind.MESSAGES,
+    "tools changed": MissKind.TOOLS,
+    "params changed": MissKind.PARAMS,
+    "model changed": MissKind.MODEL,
+    "more model calls than": MissKind.OVERFLOW,
+    "extra identical call": MissKind.DUPLICATE,
 }
 # A JUnit file from another runner says nothing about isolation: assume none.
 UNKNOWN_EGRESS = {"mode": "off", "isolation_verified": False, "probe": None, "strategy": None}
@@ -294,8 +296,8 @@ def _miss(props: dict[str, str], test_id: str, path: Path) -> dict[str, Any]:
     return miss
 
 
-def _component_of(message: str) -> str:
-    return next((comp for words, comp in MISS_COMPONENTS.items() if words in message), "endpoint")
+def _component_of(message: str) -> MissKind:
+    return next((comp for words, comp in MISS_COMPONENTS.items() if words in message), MissKind.ENDPOINT)
 
 
 # --- writing -------------------------------------------------------------------------------------

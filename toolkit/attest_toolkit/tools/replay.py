@@ -15,7 +15,7 @@ from aiohttp import web
 
 from ..normalize import parse_body
 from ..proxy.live import ForwardRefused, cut_off
-from ..replay.diagnose import NO_SESSION, Miss
+from ..replay.diagnose import NO_SESSION, Miss, MissKind
 from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
 from .mcp import error_reply, readdress_event, readdress_json
 from .record import is_session_plumbing
@@ -142,7 +142,7 @@ class ToolReplay:
         except ForwardRefused as exc:  # a loop, or a deadline missed: the run fails with this line
             miss = Miss(
                 f"attest replay: live tool call {server} {request.method} {tail or '/'}: {exc}",
-                "tool",
+                MissKind.TOOL,
                 session.name,
             )
             session.record_miss(miss, not_evaluated=False)
