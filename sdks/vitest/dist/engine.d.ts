@@ -72,7 +72,7 @@ export declare const SPARE_VAR = "ATTEST_VITEST_SPARE";
 export declare const SPARE_SOCKET = "engine.sock";
 export declare const SPARE_STDERR = "engine.err";
 /** Where the engine's lines go and come from, and how it ends: its own pipes, or a claimed socket. */
-interface Link {
+export interface Link {
     input: Writable;
     output: Readable & {
         ref(): void;
@@ -87,6 +87,8 @@ interface Link {
     kill(): void;
     idle(): void;
 }
+/** An engine of the worker's own: `attest-engine serve` on its pipes. */
+export declare function spawnLink(enginePath: string): Link;
 export declare class WorkerEngine {
     private readonly environment;
     private readonly link;
@@ -118,4 +120,3 @@ export declare class WorkerEngine {
     private deliver;
     private exited;
 }
-export {};

@@ -108,7 +108,7 @@ function takeSpare(environment) {
     }
 }
 /** An engine of the worker's own: `attest-engine serve` on its pipes. */
-function spawnLink(enginePath) {
+export function spawnLink(enginePath) {
     const child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (text) => {

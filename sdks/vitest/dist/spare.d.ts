@@ -9,5 +9,8 @@
  * only, then removes it. The engine ends when its claimant's connection ends, or, unclaimed, when this
  * process ends (its input closes).
  */
-/** Start the spare engine once per process, unless replay is off; workers find it in SPARE_VAR. */
+/**
+ * Start the spare engine once per process, unless replay is off or this is not a Vitest run (a
+ * vite.config.ts that Vite itself reads for a build or a dev server); workers find it in SPARE_VAR.
+ */
 export declare function startSpare(): void;

@@ -157,7 +157,7 @@ function takeSpare(environment: string): Link | undefined {
 }
 
 /** Where the engine's lines go and come from, and how it ends: its own pipes, or a claimed socket. */
-interface Link {
+export interface Link {
   input: Writable;
   output: Readable & { ref(): void; unref(): void };
   /** Resolves once the link is up (the process spawned, the socket connected). */
@@ -171,7 +171,7 @@ interface Link {
 }
 
 /** An engine of the worker's own: `attest-engine serve` on its pipes. */
-function spawnLink(enginePath: string): Link {
+export function spawnLink(enginePath: string): Link {
   const child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (text: string) => {

@@ -20,10 +20,13 @@ import { replayIsOff } from "./mode.js";
 
 const STARTED = Symbol.for("@attest-ai/vitest.spare");
 
-/** Start the spare engine once per process, unless replay is off; workers find it in SPARE_VAR. */
+/**
+ * Start the spare engine once per process, unless replay is off or this is not a Vitest run (a
+ * vite.config.ts that Vite itself reads for a build or a dev server); workers find it in SPARE_VAR.
+ */
 export function startSpare(): void {
   const scope = globalThis as Record<symbol, unknown>;
-  if (scope[STARTED] || replayIsOff()) return;
+  if (scope[STARTED] || replayIsOff() || !process.env.VITEST) return;
   scope[STARTED] = true;
   const dir = mkdtempSync(path.join(tmpdir(), "attest-engine-")); // mode 0700: this user only
   const stderr = openSync(path.join(dir, SPARE_STDERR), "w");

@@ -157,6 +157,23 @@ it("fails the test that saw the run's engine die in one line, and replaces it fo
   expect(await allEnded(run.engines)).toBe(true);
 });
 
+it("starts no engine when Vite itself reads a config with attestReplay() (a build, a dev server)", () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const script = [
+    'const { resolveConfig } = await import("vite");',
+    `await resolveConfig({ root: ${JSON.stringify(project)}, configFile: ${JSON.stringify(path.join(project, "vitest.config.ts"))} }, "build");`,
+    'console.log("spare: " + (process.env.ATTEST_VITEST_SPARE ?? "none"));',
+  ].join("\n");
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST")));
+  const done = spawnSync("node", ["--input-type=module", "-e", script], {
+    cwd: PACKAGE,
+    env: { ...env, PATH: wrappedPath(), ATTEST_TEST_PIDS: path.join(dir, "vite.pids") },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(done.stdout.trim(), done.stderr).toBe("spare: none");
+});
+
 it("starts no engine with attestReplay() when replay is off", () => {
   const project = path.join(PACKAGE, "test", "projects", "plugin");
   const run = runIn(project, { PATH: wrappedPath(), ATTEST_REPLAY: "off" }, "plugin-off", "plugin.test.ts", "-t", "before the user");
