@@ -60,14 +60,14 @@ async function perCall() {
 }
 
 async function startup() {
-  const { WorkerEngine } = await import(`${SDK}/dist/engine.js`);
+  const { WorkerEngine, spawnLink } = await import(`${SDK}/dist/engine.js`);
   const { setupServer } = await import("msw/node");
   const engineStart = [];
   const cycle = [];
   const msw = [];
   for (let run = 0; run < spec.size.starts; run += 1) {
     let start = performance.now();
-    const engine = new WorkerEngine(process.env.BENCH_ENGINE ?? "attest-engine", `bench-${run}`);
+    const engine = new WorkerEngine(`bench-${run}`, spawnLink(process.env.BENCH_ENGINE ?? "attest-engine"));
     await engine.ready;
     const session = await engine.open({ fixture: spec.fixture, mode: "strict", noLive: true });
     engineStart.push(performance.now() - start);

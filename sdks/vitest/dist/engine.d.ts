@@ -10,6 +10,7 @@
  * at its close). Only the close is waited for (the verdict needs its summary); an open that failed
  * after all fails its test there, with the engine's line.
  */
+import type { Readable, Writable } from "node:stream";
 import type { BypassReport, Refusal } from "./bypass.js";
 import { type Mode } from "./mode.js";
 /** One miss as the engine reports it. */
@@ -61,17 +62,42 @@ export declare function startEarly(enginePath?: string): void;
 export declare function startDefault(): void;
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
 export declare function workerEngine(enginePath: string): Promise<WorkerEngine>;
+/**
+ * A digest of the environment the engine would start with: it reads provider keys, base URLs,
+ * upstreams and the secrets to redact from it once, at start, so a test that changed any variable
+ * gets an engine started with its own environment, as it did when every test started one.
+ */
+export declare function environmentPrint(): string;
+export declare const SPARE_VAR = "ATTEST_VITEST_SPARE";
+export declare const SPARE_SOCKET = "engine.sock";
+export declare const SPARE_STDERR = "engine.err";
+/** Where the engine's lines go and come from, and how it ends: its own pipes, or a claimed socket. */
+export interface Link {
+    input: Writable;
+    output: Readable & {
+        ref(): void;
+        unref(): void;
+    };
+    /** Resolves once the link is up (the process spawned, the socket connected). */
+    up: Promise<void>;
+    /** Calls back once with the engine's exit code (null when unknown) when the link ends. */
+    onEnd(callback: (code: number | null) => void): void;
+    /** What the engine last wrote on standard error. */
+    stderr(): string;
+    kill(): void;
+    idle(): void;
+}
+/** An engine of the worker's own: `attest-engine serve` on its pipes. */
+export declare function spawnLink(enginePath: string): Link;
 export declare class WorkerEngine {
-    private readonly enginePath;
     private readonly environment;
+    private readonly link;
     readonly ready: Promise<void>;
-    private readonly child;
     private readonly awaiting;
     private readonly templates;
     private readonly made;
-    private stderr;
     private exitCode;
-    constructor(enginePath: string, environment: string);
+    constructor(environment: string, link: Link);
     /** True while it runs and was started with this environment. */
     usable(environment: string): boolean;
     /** End it: it exits when its input ends. */

@@ -12,8 +12,11 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, createHmac, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import path from "node:path";
 import { createInterface } from "node:readline";
-import { ReplayError } from "./mode.js";
+import { ReplayError, replayIsOff } from "./mode.js";
 // What the engine printed on standard error, kept short for the error message.
 const STDERR_KEPT = 4000;
 // The worker's engines, by engine path. On globalThis, which Vitest keeps for the worker's life, so
@@ -30,7 +33,7 @@ export function startEarly(enginePath = DEFAULT_ENGINE) {
 }
 /** startEarly for the default engine, unless replay is off (ATTEST_REPLAY=off starts nothing). */
 export function startDefault() {
-    if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off")
+    if (!replayIsOff())
         startEarly();
 }
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
@@ -41,7 +44,21 @@ export async function workerEngine(enginePath) {
     if (current !== undefined && current.usable(environment))
         return current;
     current?.retire();
-    const started = new WorkerEngine(enginePath, environment);
+    const spare = enginePath === DEFAULT_ENGINE ? takeSpare(environment) : undefined;
+    if (spare !== undefined) {
+        const claimed = new WorkerEngine(environment, spare);
+        registry.set(enginePath, claimed);
+        try {
+            await claimed.ready;
+            return claimed;
+        }
+        catch {
+            // Another worker claimed it, or it could not start: this worker starts its own, which says why.
+            if (registry.get(enginePath) === claimed)
+                registry.delete(enginePath);
+        }
+    }
+    const started = new WorkerEngine(environment, spawnLink(enginePath));
     registry.set(enginePath, started);
     try {
         await started.ready;
@@ -53,50 +70,117 @@ export async function workerEngine(enginePath) {
     }
     return started;
 }
+// What Vitest sets in every worker besides VITEST_* (Vite's import.meta.env, the run's flags): the
+// engine reads none of them, and leaving them out lets a worker claim the spare its main process
+// started before they were set.
+const VITEST_SETS = new Set(["TEST", "NODE_ENV", "FORCE_TTY", "BASE_URL", "MODE", "DEV", "PROD", "SSR"]);
 /**
  * A digest of the environment the engine would start with: it reads provider keys, base URLs,
  * upstreams and the secrets to redact from it once, at start, so a test that changed any variable
  * gets an engine started with its own environment, as it did when every test started one.
  */
-function environmentPrint() {
+export function environmentPrint() {
     const entries = Object.entries(process.env)
-        .filter(([name]) => !name.startsWith("VITEST"))
+        .filter(([name]) => !name.startsWith("VITEST") && !VITEST_SETS.has(name) && name !== SPARE_VAR)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
+}
+// A spare engine the run's main process started as the run began (./spare.ts, from attestReplay()):
+// where to claim it and the print of the environment it started with. The first worker to connect
+// gets it; the others start their own.
+export const SPARE_VAR = "ATTEST_VITEST_SPARE";
+export const SPARE_SOCKET = "engine.sock";
+export const SPARE_STDERR = "engine.err";
+const TRIED = Symbol.for("@attest-ai/vitest.spare-tried");
+/** A link to the spare engine, once per worker, when it was started with this environment. */
+function takeSpare(environment) {
+    const offered = process.env[SPARE_VAR];
+    const scope = globalThis;
+    if (!offered || scope[TRIED])
+        return undefined;
+    scope[TRIED] = true;
+    try {
+        const spare = JSON.parse(offered);
+        return spare.print === environment ? claimLink(spare.dir) : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+/** An engine of the worker's own: `attest-engine serve` on its pipes. */
+export function spawnLink(enginePath) {
+    const child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text) => {
+        stderr = (stderr + text).slice(-STDERR_KEPT);
+    });
+    return {
+        input: child.stdin,
+        output: child.stdout,
+        up: new Promise((resolve, reject) => {
+            child.once("spawn", resolve);
+            child.once("error", (error) => reject(cannotRun(enginePath, error)));
+        }),
+        onEnd: (callback) => child.once("close", (code) => callback(code)),
+        stderr: () => stderr,
+        kill: () => child.kill(),
+        idle: () => {
+            // The worker must be free to end while its engine idles; the engine then reads the end of its input.
+            child.unref();
+            for (const stream of [child.stdin, child.stdout, child.stderr])
+                stream.unref();
+        },
+    };
+}
+/** The spare engine, over its socket; it ends when this end closes, as an engine ends with its input. */
+function claimLink(dir) {
+    const socket = createConnection(path.join(dir, SPARE_SOCKET));
+    return {
+        input: socket,
+        output: socket,
+        up: new Promise((resolve, reject) => {
+            socket.once("connect", resolve);
+            socket.once("error", reject);
+        }),
+        onEnd: (callback) => socket.once("close", () => callback(null)),
+        stderr: () => {
+            try {
+                return readFileSync(path.join(dir, SPARE_STDERR), "utf8").slice(-STDERR_KEPT);
+            }
+            catch {
+                return "";
+            }
+        },
+        kill: () => socket.destroy(),
+        idle: () => socket.unref(),
+    };
 }
 // Where a session's id stands in a template's variables (`.../r/<id>/openai/v1`); the engine's own.
 const ID_SLOT = "\u0000";
 export class WorkerEngine {
-    enginePath;
     environment;
+    link;
     ready;
-    child;
     // Whoever waits for each answer still to come, in the order the requests were written: the engine
     // answers in that order.
     awaiting = [];
     // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
     templates = new Map();
     made = new Map();
-    stderr = "";
     exitCode; // undefined while it runs
-    constructor(enginePath, environment) {
-        this.enginePath = enginePath;
+    constructor(environment, link) {
         this.environment = environment;
-        this.child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
-        this.child.stderr.setEncoding("utf8").on("data", (text) => {
-            this.stderr = (this.stderr + text).slice(-STDERR_KEPT);
-        });
-        this.child.stdin.on("error", () => undefined); // writing to an engine that died: its `close` says so
-        createInterface({ input: this.child.stdout, crlfDelay: Infinity }).on("line", (line) => this.deliver(line));
-        this.child.once("close", (code) => {
+        this.link = link;
+        link.input.on("error", () => undefined); // writing to an engine that died: its end says so
+        createInterface({ input: link.output, crlfDelay: Infinity })
+            .on("line", (line) => this.deliver(line))
+            .on("error", () => undefined); // the link's own error: its end says so
+        link.onEnd((code) => {
             this.exitCode = code;
             for (const waiting of this.awaiting.splice(0))
                 waiting(undefined);
         });
-        // The worker must be free to end while its engine idles; the engine then reads the end of its input.
-        this.child.unref();
-        for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr])
-            stream.unref();
+        link.idle();
         this.ready = this.start(this.expect()); // its first line, {"ready": ...}, comes unasked
     }
     /** True while it runs and was started with this environment. */
@@ -105,7 +189,7 @@ export class WorkerEngine {
     }
     /** End it: it exits when its input ends. */
     retire() {
-        this.child.stdin.end();
+        this.link.input.end();
     }
     async open(spec) {
         const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
@@ -146,15 +230,12 @@ export class WorkerEngine {
         return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay"));
     }
     async start(first) {
-        await new Promise((resolve, reject) => {
-            this.child.once("spawn", resolve);
-            this.child.once("error", (error) => reject(cannotRun(this.enginePath, error)));
-        });
+        await this.link.up;
         const ready = await first;
         if (ready === undefined || !("ready" in ready)) {
-            this.child.kill();
+            this.link.kill();
             const code = await this.exited();
-            throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.stderr));
+            throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.link.stderr()));
         }
     }
     /** One request, once the engine is ready, and its answer. */
@@ -167,7 +248,7 @@ export class WorkerEngine {
     /** Write one request now; its answer when it comes. */
     send(message) {
         const reply = this.expect();
-        this.child.stdin.write(JSON.stringify(message) + "\n");
+        this.link.input.write(JSON.stringify(message) + "\n");
         return reply;
     }
     checked(reply, doing) {
@@ -178,7 +259,7 @@ export class WorkerEngine {
         return reply;
     }
     died(doing) {
-        const error = new ReplayError(engineFailure(`attest replay: the replay engine exited while ${doing}; the next test gets a new engine`, this.stderr));
+        const error = new ReplayError(engineFailure(`attest replay: the replay engine exited while ${doing}; the next test gets a new engine`, this.link.stderr()));
         error.stack = `${error.name}: ${error.message}`; // one line: the engine's end is the story
         return error;
     }
@@ -187,7 +268,7 @@ export class WorkerEngine {
         if (this.exitCode !== undefined)
             return Promise.resolve(undefined);
         // Awaited, an answer keeps the process alive (idle, the engine does not: see the constructor).
-        this.child.stdout.ref();
+        this.link.output.ref();
         return new Promise((resolve) => this.awaiting.push(resolve));
     }
     /** An answer to whoever asked first; anything that is not a JSON object line is skipped. */
@@ -197,13 +278,13 @@ export class WorkerEngine {
             return;
         const waiting = this.awaiting.shift();
         if (this.awaiting.length === 0)
-            this.child.stdout.unref();
+            this.link.output.unref();
         waiting?.(message);
     }
     exited() {
         if (this.exitCode !== undefined)
             return Promise.resolve(this.exitCode);
-        return new Promise((resolve) => this.child.once("close", (code) => resolve(code)));
+        return new Promise((resolve) => this.link.onEnd(resolve));
     }
 }
 /** A session's variables with its id taken out; undefined when the id shows anywhere else. */

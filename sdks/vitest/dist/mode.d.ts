@@ -13,3 +13,5 @@ export declare function resolveMode(mode: string | undefined, env?: NodeJS.Proce
 export declare function strictMisses(env?: NodeJS.ProcessEnv): boolean;
 /** ATTEST_EGRESS=block turns the egress guard on for every replay (and the whole test file). */
 export declare function egressFromEnv(env?: NodeJS.ProcessEnv): "block" | "off";
+/** ATTEST_REPLAY=off: no replay runs, so nothing starts an engine ahead of one. */
+export declare function replayIsOff(env?: NodeJS.ProcessEnv): boolean;

@@ -31,4 +31,8 @@ export function strictMisses(env = process.env) {
 export function egressFromEnv(env = process.env) {
     return (env.ATTEST_EGRESS ?? "").trim().toLowerCase() === "block" ? "block" : "off";
 }
+/** ATTEST_REPLAY=off: no replay runs, so nothing starts an engine ahead of one. */
+export function replayIsOff(env = process.env) {
+    return env.ATTEST_REPLAY?.trim().toLowerCase() === "off";
+}
 //# sourceMappingURL=mode.js.map

@@ -11,12 +11,16 @@
  * after all fails its test there, with the engine's line.
  */
 
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash, createHmac, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import path from "node:path";
 import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
 
 import type { BypassReport, Refusal } from "./bypass.js";
-import { ReplayError, type Mode } from "./mode.js";
+import { ReplayError, replayIsOff, type Mode } from "./mode.js";
 
 /** One miss as the engine reports it. */
 export interface Miss {
@@ -80,7 +84,7 @@ export function startEarly(enginePath = DEFAULT_ENGINE): void {
 
 /** startEarly for the default engine, unless replay is off (ATTEST_REPLAY=off starts nothing). */
 export function startDefault(): void {
-  if (process.env.ATTEST_REPLAY?.trim().toLowerCase() !== "off") startEarly();
+  if (!replayIsOff()) startEarly();
 }
 
 /** The worker's engine for `enginePath`, started on first use and replaced when it died. */
@@ -90,7 +94,19 @@ export async function workerEngine(enginePath: string): Promise<WorkerEngine> {
   const environment = environmentPrint();
   if (current !== undefined && current.usable(environment)) return current;
   current?.retire();
-  const started = new WorkerEngine(enginePath, environment);
+  const spare = enginePath === DEFAULT_ENGINE ? takeSpare(environment) : undefined;
+  if (spare !== undefined) {
+    const claimed = new WorkerEngine(environment, spare);
+    registry.set(enginePath, claimed);
+    try {
+      await claimed.ready;
+      return claimed;
+    } catch {
+      // Another worker claimed it, or it could not start: this worker starts its own, which says why.
+      if (registry.get(enginePath) === claimed) registry.delete(enginePath);
+    }
+  }
+  const started = new WorkerEngine(environment, spawnLink(enginePath));
   registry.set(enginePath, started);
   try {
     await started.ready;
@@ -101,16 +117,105 @@ export async function workerEngine(enginePath: string): Promise<WorkerEngine> {
   return started;
 }
 
+// What Vitest sets in every worker besides VITEST_* (Vite's import.meta.env, the run's flags): the
+// engine reads none of them, and leaving them out lets a worker claim the spare its main process
+// started before they were set.
+const VITEST_SETS = new Set(["TEST", "NODE_ENV", "FORCE_TTY", "BASE_URL", "MODE", "DEV", "PROD", "SSR"]);
+
 /**
  * A digest of the environment the engine would start with: it reads provider keys, base URLs,
  * upstreams and the secrets to redact from it once, at start, so a test that changed any variable
  * gets an engine started with its own environment, as it did when every test started one.
  */
-function environmentPrint(): string {
+export function environmentPrint(): string {
   const entries = Object.entries(process.env)
-    .filter(([name]) => !name.startsWith("VITEST"))
+    .filter(([name]) => !name.startsWith("VITEST") && !VITEST_SETS.has(name) && name !== SPARE_VAR)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
+}
+
+// A spare engine the run's main process started as the run began (./spare.ts, from attestReplay()):
+// where to claim it and the print of the environment it started with. The first worker to connect
+// gets it; the others start their own.
+export const SPARE_VAR = "ATTEST_VITEST_SPARE";
+export const SPARE_SOCKET = "engine.sock";
+export const SPARE_STDERR = "engine.err";
+const TRIED = Symbol.for("@attest-ai/vitest.spare-tried");
+
+/** A link to the spare engine, once per worker, when it was started with this environment. */
+function takeSpare(environment: string): Link | undefined {
+  const offered = process.env[SPARE_VAR];
+  const scope = globalThis as Record<symbol, unknown>;
+  if (!offered || scope[TRIED]) return undefined;
+  scope[TRIED] = true;
+  try {
+    const spare = JSON.parse(offered) as { dir: string; print: string };
+    return spare.print === environment ? claimLink(spare.dir) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the engine's lines go and come from, and how it ends: its own pipes, or a claimed socket. */
+export interface Link {
+  input: Writable;
+  output: Readable & { ref(): void; unref(): void };
+  /** Resolves once the link is up (the process spawned, the socket connected). */
+  up: Promise<void>;
+  /** Calls back once with the engine's exit code (null when unknown) when the link ends. */
+  onEnd(callback: (code: number | null) => void): void;
+  /** What the engine last wrote on standard error. */
+  stderr(): string;
+  kill(): void;
+  idle(): void;
+}
+
+/** An engine of the worker's own: `attest-engine serve` on its pipes. */
+export function spawnLink(enginePath: string): Link {
+  const child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
+    stderr = (stderr + text).slice(-STDERR_KEPT);
+  });
+  return {
+    input: child.stdin,
+    output: child.stdout as Link["output"],
+    up: new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (error: NodeJS.ErrnoException) => reject(cannotRun(enginePath, error)));
+    }),
+    onEnd: (callback) => child.once("close", (code) => callback(code)),
+    stderr: () => stderr,
+    kill: () => child.kill(),
+    idle: () => {
+      // The worker must be free to end while its engine idles; the engine then reads the end of its input.
+      child.unref();
+      for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref(): void }).unref();
+    },
+  };
+}
+
+/** The spare engine, over its socket; it ends when this end closes, as an engine ends with its input. */
+function claimLink(dir: string): Link {
+  const socket = createConnection(path.join(dir, SPARE_SOCKET));
+  return {
+    input: socket,
+    output: socket,
+    up: new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
+    }),
+    onEnd: (callback) => socket.once("close", () => callback(null)),
+    stderr: () => {
+      try {
+        return readFileSync(path.join(dir, SPARE_STDERR), "utf8").slice(-STDERR_KEPT);
+      } catch {
+        return "";
+      }
+    },
+    kill: () => socket.destroy(),
+    idle: () => socket.unref(),
+  };
 }
 
 // Where a session's id stands in a template's variables (`.../r/<id>/openai/v1`); the engine's own.
@@ -127,33 +232,27 @@ interface Template {
 
 export class WorkerEngine {
   readonly ready: Promise<void>;
-  private readonly child: ChildProcessWithoutNullStreams;
   // Whoever waits for each answer still to come, in the order the requests were written: the engine
   // answers in that order.
   private readonly awaiting: Array<(reply: Reply) => void> = [];
   // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
   private readonly templates = new Map<string, Template>();
   private readonly made = new Map<string, string>();
-  private stderr = "";
   private exitCode: number | null | undefined; // undefined while it runs
 
   constructor(
-    private readonly enginePath: string,
     private readonly environment: string,
+    private readonly link: Link,
   ) {
-    this.child = spawn(enginePath, ["serve"], { stdio: ["pipe", "pipe", "pipe"] });
-    this.child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      this.stderr = (this.stderr + text).slice(-STDERR_KEPT);
-    });
-    this.child.stdin.on("error", () => undefined); // writing to an engine that died: its `close` says so
-    createInterface({ input: this.child.stdout, crlfDelay: Infinity }).on("line", (line) => this.deliver(line));
-    this.child.once("close", (code) => {
+    link.input.on("error", () => undefined); // writing to an engine that died: its end says so
+    createInterface({ input: link.output, crlfDelay: Infinity })
+      .on("line", (line) => this.deliver(line))
+      .on("error", () => undefined); // the link's own error: its end says so
+    link.onEnd((code) => {
       this.exitCode = code;
       for (const waiting of this.awaiting.splice(0)) waiting(undefined);
     });
-    // The worker must be free to end while its engine idles; the engine then reads the end of its input.
-    this.child.unref();
-    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) (stream as unknown as { unref(): void }).unref();
+    link.idle();
     this.ready = this.start(this.expect()); // its first line, {"ready": ...}, comes unasked
   }
 
@@ -164,7 +263,7 @@ export class WorkerEngine {
 
   /** End it: it exits when its input ends. */
   retire(): void {
-    this.child.stdin.end();
+    this.link.input.end();
   }
 
   async open(spec: SessionSpec): Promise<OpenSession> {
@@ -210,15 +309,12 @@ export class WorkerEngine {
   }
 
   private async start(first: Promise<Reply>): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.child.once("spawn", resolve);
-      this.child.once("error", (error: NodeJS.ErrnoException) => reject(cannotRun(this.enginePath, error)));
-    });
+    await this.link.up;
     const ready = await first;
     if (ready === undefined || !("ready" in ready)) {
-      this.child.kill();
+      this.link.kill();
       const code = await this.exited();
-      throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.stderr));
+      throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.link.stderr()));
     }
   }
 
@@ -232,7 +328,7 @@ export class WorkerEngine {
   /** Write one request now; its answer when it comes. */
   private send(message: Record<string, unknown>): Promise<Reply> {
     const reply = this.expect();
-    this.child.stdin.write(JSON.stringify(message) + "\n");
+    this.link.input.write(JSON.stringify(message) + "\n");
     return reply;
   }
 
@@ -244,7 +340,7 @@ export class WorkerEngine {
 
   private died(doing: string): ReplayError {
     const error = new ReplayError(
-      engineFailure(`attest replay: the replay engine exited while ${doing}; the next test gets a new engine`, this.stderr),
+      engineFailure(`attest replay: the replay engine exited while ${doing}; the next test gets a new engine`, this.link.stderr()),
     );
     error.stack = `${error.name}: ${error.message}`; // one line: the engine's end is the story
     return error;
@@ -254,7 +350,7 @@ export class WorkerEngine {
   private expect(): Promise<Reply> {
     if (this.exitCode !== undefined) return Promise.resolve(undefined);
     // Awaited, an answer keeps the process alive (idle, the engine does not: see the constructor).
-    (this.child.stdout as unknown as { ref(): void }).ref();
+    this.link.output.ref();
     return new Promise((resolve) => this.awaiting.push(resolve));
   }
 
@@ -263,13 +359,13 @@ export class WorkerEngine {
     const message = parse(line);
     if (message === undefined) return;
     const waiting = this.awaiting.shift();
-    if (this.awaiting.length === 0) (this.child.stdout as unknown as { unref(): void }).unref();
+    if (this.awaiting.length === 0) this.link.output.unref();
     waiting?.(message);
   }
 
   private exited(): Promise<number | null> {
     if (this.exitCode !== undefined) return Promise.resolve(this.exitCode);
-    return new Promise((resolve) => this.child.once("close", (code) => resolve(code)));
+    return new Promise((resolve) => this.link.onEnd(resolve));
   }
 }
 

@@ -39,3 +39,8 @@ export function strictMisses(env: NodeJS.ProcessEnv = process.env): boolean {
 export function egressFromEnv(env: NodeJS.ProcessEnv = process.env): "block" | "off" {
   return (env.ATTEST_EGRESS ?? "").trim().toLowerCase() === "block" ? "block" : "off";
 }
+
+/** ATTEST_REPLAY=off: no replay runs, so nothing starts an engine ahead of one. */
+export function replayIsOff(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.ATTEST_REPLAY?.trim().toLowerCase() === "off";
+}

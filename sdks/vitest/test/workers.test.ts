@@ -125,6 +125,55 @@ it("starts the engine as the worker starts with attestReplay(), before the user'
   expect(await allEnded(run.engines)).toBe(true);
 });
 
+it("gives the engine attestReplay() started for the run to the first worker, and starts no other", async () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const run = runIn(project, { PATH: wrappedPath() }, "plugin-two", "--pool=threads", "plugin.test.ts", "spare-dies.test.ts", "-t", "replays");
+  expect(run.status, run.output).toBe(0);
+  expect(Object.values(run.results).filter((t) => t.status === "passed")).toHaveLength(3);
+  // Two files: the first worker claims the run's engine, a second worker (if any) starts its own.
+  expect(run.engines.length).toBeGreaterThanOrEqual(1);
+  expect(run.engines.length).toBeLessThanOrEqual(2);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts a worker's own engine when its environment differs from the run's, and ends the unused one", async () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const run = runIn(project, { PATH: wrappedPath(), ATTEST_TEST_WORKER_ENV: "1" }, "plugin-env", "plugin.test.ts", "-t", "replays");
+  expect(run.status, run.output).toBe(0);
+  expect(Object.values(run.results).filter((t) => t.status === "passed")).toHaveLength(2);
+  expect(run.engines).toHaveLength(2);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("fails the test that saw the run's engine die in one line, and replaces it for the next", async () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const run = runIn(project, { PATH: wrappedPath() }, "plugin-dies", "spare-dies.test.ts");
+  expect(run.status, run.output).toBe(1);
+  expect(run.results["sees the run's engine die"].failureMessages[0]).toBe(
+    "ReplayError: attest replay: the replay engine exited while serving this replay; the next test gets a new engine",
+  );
+  expect(run.results["replays on a new engine"].status).toBe("passed");
+  expect(run.engines).toHaveLength(2);
+  expect(await allEnded(run.engines)).toBe(true);
+});
+
+it("starts no engine when Vite itself reads a config with attestReplay() (a build, a dev server)", () => {
+  const project = path.join(PACKAGE, "test", "projects", "plugin");
+  const script = [
+    'const { resolveConfig } = await import("vite");',
+    `await resolveConfig({ root: ${JSON.stringify(project)}, configFile: ${JSON.stringify(path.join(project, "vitest.config.ts"))} }, "build");`,
+    'console.log("spare: " + (process.env.ATTEST_VITEST_SPARE ?? "none"));',
+  ].join("\n");
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST")));
+  const done = spawnSync("node", ["--input-type=module", "-e", script], {
+    cwd: PACKAGE,
+    env: { ...env, PATH: wrappedPath(), ATTEST_TEST_PIDS: path.join(dir, "vite.pids") },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(done.stdout.trim(), done.stderr).toBe("spare: none");
+});
+
 it("starts no engine with attestReplay() when replay is off", () => {
   const project = path.join(PACKAGE, "test", "projects", "plugin");
   const run = runIn(project, { PATH: wrappedPath(), ATTEST_REPLAY: "off" }, "plugin-off", "plugin.test.ts", "-t", "before the user");

@@ -4,6 +4,7 @@ attest-engine replay --name N -- CMD    run CMD against the replay proxy; exit 1
 attest-engine replay --image IMAGE --name N   the same for a container image, with no route outside (exit 0/1/2/3)
 attest-engine replay --serve --name N   the helpers' protocol: {"env"} out, serve until "stop", {"summary"} out
 attest-engine serve                     many sessions, opened and closed by JSON lines on stdin (a test runner)
+attest-engine serve --socket PATH       the same lines from the first connection to a Unix socket (Vitest's plugin)
 attest-engine report -o PATH            report-v2 from another runner's test rows on stdin (the Vitest reporter)
 """
 
@@ -16,6 +17,7 @@ import typer
 
 from ..errors import UsageError
 from ..replay import runner
+from ..replay.__main__ import serve_socket
 from ..replay.runner import print_outcome, run_command, serve_control
 from .command import command_group, run
 from .replay import (
@@ -76,9 +78,19 @@ def replay(
     return 1 if result.diverged or result.returncode != 0 else 0
 
 
+SOCKET = typer.Option(
+    None,
+    "--socket",
+    help="Serve the first connection to this Unix socket instead of stdin (the Vitest plugin's engine).",
+)
+
+
 @app.command("serve")
-def serve() -> int:
-    """Serve many replay sessions for a test runner: {"open": ...} and {"close": id} lines on stdin."""
+def serve(socket: str | None = SOCKET) -> int:
+    """Serve many replay sessions for a test runner: {"open": ...} and {"close": id} lines on stdin
+    (or on the first connection to --socket)."""
+    if socket:
+        return serve_socket(socket)
     serve_control()
     return 0
 

@@ -1,9 +1,10 @@
 """`attest-engine` and `python -m attest_toolkit.replay`.
 
-The two ways a helper starts an engine, `serve` and `replay --serve`, are on every test run's critical
-path, so they are dispatched here without typer (and with aiohttp's CA store left unloaded until a
-call goes live, see `proxy.ca_store.engine_process`); every other use, and any argument these forms do not
-take, goes through the typer CLI (`cli.engine`), which also gives the usage errors.
+The ways a helper starts an engine, `serve` (and `serve --socket PATH`) and `replay --serve`, are on
+every test run's critical path, so they are dispatched here without typer (and with aiohttp's CA
+store left unloaded until a call goes live, see `proxy.ca_store.engine_process`); every other use,
+and any argument these forms do not take, goes through the typer CLI (`cli.engine`), which also
+gives the usage errors.
 """
 
 from __future__ import annotations
@@ -50,10 +51,42 @@ def fast_path(argv: Sequence[str]) -> Callable[[], int] | None:
     """The engine run for `serve` or a plain `replay --serve`, without the CLI layer; else None."""
     if list(argv) == ["serve"]:
         return _serve_control
+    claimed = socket_path(argv)
+    if claimed:
+        return lambda: serve_socket(claimed)
     options = serve_options(argv[1:]) if argv[:1] == ["replay"] else None
     if options is None or len(options.get("mode", [])) > 1 or len(options.get("fixtures_dir", [])) > 1:
         return None
     return lambda: _serve_one(options)
+
+
+def socket_path(argv: Sequence[str]) -> str | None:
+    """PATH of `serve --socket PATH` (or `--socket=PATH`); None for anything else."""
+    words = list(argv)
+    if words[:2] == ["serve", "--socket"] and len(words) == 3:
+        return words[2] or None
+    if len(words) == 2 and words[0] == "serve" and words[1].startswith("--socket="):
+        return words[1].removeprefix("--socket=") or None
+    return None
+
+
+def serve_socket(path: str) -> int:
+    """`serve --socket PATH`: the socket is bound before anything heavy is imported, so a runner that
+    connects while the engine is still starting waits in its backlog for the ready line."""
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+    except OSError as exc:
+        print(f"attest-engine: cannot listen on {path}: {exc.strerror}", file=sys.stderr)
+        return 3
+    listener.listen(8)
+    from .runner import serve_claimed
+
+    engine_process()
+    serve_claimed(listener, path)
+    return 0
 
 
 def _serve_control() -> int:

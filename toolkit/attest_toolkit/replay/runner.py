@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -137,9 +139,56 @@ def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> N
     lane_fd = os.environ.pop(lane.FD_VAR, "")  # before the engine copies the environment for its children
     with Engine() as engine:
         has_lane = serve_lane(engine.app, engine.server.loop, lane_fd)
-        stdout.write(dumps_line({"ready": {"url": engine.base_url, "lane": has_lane}}) + "\n")
+        stdout.write(_ready_line(engine, has_lane))
         stdout.flush()
         ControlPipe(engine.app, stdin.fileno(), stdout.fileno()).run(engine.server)
+
+
+def serve_claimed(
+    listener: socket.socket, path: str, stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout
+) -> None:
+    """`serve --socket PATH`: an engine a test runner starts before it has a worker to give it to
+    (Vitest's attestReplay() starts one as the run starts). It prints {"ready": ...}, then serves
+    `serve`'s control lines to the first connection to the Unix socket PATH, and to no other: the
+    socket is removed once claimed, and the runner makes it in a directory only its user can enter.
+    It ends when that connection ends, or when its own input ends (its runner ended), claimed or not.
+    `listener` is bound to PATH and listening (replay.__main__.serve_socket)."""
+    with Engine() as engine, listener:
+        stdout.write(_ready_line(engine, False))
+        stdout.flush()
+        conn = _claim(listener, stdin.fileno())
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        listener.close()  # whoever else is waiting in the backlog is refused: they start their own
+        if conn is None:
+            return
+        with conn:
+            conn.sendall(_ready_line(engine, False).encode("utf-8"))  # the claimant reads what `serve` prints
+            pipe = ControlPipe(engine.app, conn.fileno(), conn.fileno())
+            threading.Thread(target=_until_end, args=(stdin.fileno(), pipe.end), daemon=True).start()
+            pipe.run(engine.server)
+
+
+def _ready_line(engine: Engine, has_lane: bool) -> str:
+    return dumps_line({"ready": {"url": engine.base_url, "lane": has_lane}}) + "\n"
+
+
+def _claim(listener: socket.socket, fd_in: int) -> socket.socket | None:
+    """The first connection to `listener`; None when the input `fd_in` ends first."""
+    while True:
+        readable, _, _ = select.select([listener.fileno(), fd_in], [], [])
+        if listener.fileno() in readable:
+            return listener.accept()[0]
+        if not os.read(fd_in, 1 << 16):
+            return None
+
+
+def _until_end(fd_in: int, then: Callable[[], None]) -> None:
+    """Read `fd_in` to its end, then call `then`."""
+    with contextlib.suppress(OSError):
+        while os.read(fd_in, 1 << 16):
+            pass
+    then()
 
 
 class ControlPipe:
@@ -159,7 +208,8 @@ class ControlPipe:
     def run(self, server: BackgroundServer) -> None:
         """Serve control lines until a stop line or the end of input."""
         os.set_blocking(self.fd_in, False)  # read what is there; the loop says when there is more
-        os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
+        if self.fd_out != self.fd_in:  # a socket both ways stays non-blocking: see _reply
+            os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
         self.app.sessions.read_pending = self._readable
         try:
             server.call(server.loop.add_reader, self.fd_in, self._readable)
@@ -192,10 +242,20 @@ class ControlPipe:
                 return
             self._reply((dumps_line(control(self.app, text)) + "\n").encode("utf-8"))
 
+    def end(self) -> None:
+        """Stop serving, from any thread, as the end of input does."""
+        self._done.set()
+
     def _reply(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self.fd_out, view) :]
+            try:
+                view = view[os.write(self.fd_out, view) :]
+            except BlockingIOError:
+                select.select([], [self.fd_out], [])
+            except OSError:  # the runner is gone: nobody is left to answer
+                self._done.set()
+                return
 
 
 class LaneEnd(asyncio.Protocol):
