@@ -16,7 +16,17 @@ from ..fixtures.document import name_of
 from ..fixtures.sequence import Marked, label, mermaid, missed_at
 from ..replay.pricing import price_note
 from ..replay.repeat import base_id
-from .build import FAILED_OUTCOMES, OUTCOMES, Report, Test, redact_report, run_secrets
+from .build import (
+    FAILED_OUTCOMES,
+    OUTCOMES,
+    Report,
+    Row,
+    Test,
+    miss_of,
+    redact_report,
+    replay_of,
+    run_secrets,
+)
 from .progress import counted
 
 __all__ = [
@@ -88,7 +98,9 @@ def replay_line(counts: Mapping[str, Any], failed: int = 0) -> str:
     )
 
 
-def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons: bool = True) -> list[str]:
+def run_end_lines(
+    tests: Iterable[Test | Row], totals: Mapping[str, Any], skip_reasons: bool = True
+) -> list[str]:
     """What a test run ends with, in pytest and Vitest alike: why each not-evaluated test was not
     evaluated (unless the runner already prints skip reasons), each call that went live, the price
     table when there were some, then the summary line with the run's misses and failed tests."""
@@ -96,7 +108,7 @@ def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons
     lines = [f"not evaluated: {t['id']}: {_miss_text(t)}" for t in tests if t["outcome"] == "not_evaluated"]
     lines = lines if skip_reasons else []
     for test in tests:
-        for call in (test.get("replay") or {}).get("live_calls", []):
+        for call in replay_of(test).get("live_calls", []):
             lines.append(
                 f"went live: {test['id']} → {call['model'] or 'unknown model'}, {call_cost(call['cost_usd'])}"
             )
@@ -106,8 +118,8 @@ def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons
     return [*lines, replay_line(totals, failed)]
 
 
-def _miss_text(test: Test) -> str:
-    miss = (test.get("replay") or {}).get("miss")
+def _miss_text(test: Test | Row) -> str:
+    miss = replay_of(test).get("miss")
     return str(miss["message"]) if miss else str(test.get("message") or "replay_miss")
 
 
@@ -204,11 +216,7 @@ class _View:
         tests = report["tests"]
         return cls(
             report=report,
-            misses=[
-                t
-                for t in tests
-                if (t.get("replay") or {}).get("misses", 0) > 0 or (t.get("replay") or {}).get("miss")
-            ],
+            misses=[t for t in tests if replay_of(t).get("misses", 0) > 0 or replay_of(t).get("miss")],
             failures=[t for t in tests if t["outcome"] in FAILED_OUTCOMES],
             not_evaluated=[t for t in tests if t["outcome"] == "not_evaluated"],
             verdict=verdict.to_dict() if hasattr(verdict, "to_dict") else verdict,
@@ -247,7 +255,7 @@ class _View:
 
     def _miss_json(self, test: Test) -> dict[str, Any]:
         file, line = miss_location(test)
-        miss = test["replay"].get("miss") or {}
+        miss = miss_of(test)
         return {
             "id": test["id"],
             "file": file,
@@ -260,7 +268,7 @@ class _View:
 
 def miss_location(test: Test) -> tuple[str, int | None]:
     """Where the agent made the missed call, else where the test is."""
-    location = ((test.get("replay") or {}).get("miss") or {}).get("location")
+    location = miss_of(test).get("location")
     return (location["file"], location["line"]) if location else (test["file"], test["line"])
 
 
@@ -411,7 +419,7 @@ def _drift_words(report: Report) -> list[str]:
     count = report["summary"]["replay"].get("drift", 0)
     if not count:
         return []
-    replays = [t.get("replay") or {} for t in report["tests"]]
+    replays = [replay_of(t) for t in report["tests"]]
     first = next((r["drift_message"] for r in replays if r.get("drift_message")), "")
     line = f"{count} model request(s) changed and were served from the recording (model_request_drift)"
     return [f"{line}; first: {first}" if first else line]
@@ -449,7 +457,7 @@ def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
 def _md_misses(view: _View, links: _Links) -> _Section:
     rows = []
     for test in view.misses:
-        miss = test["replay"].get("miss") or {}
+        miss = miss_of(test)
         message = view.clean(miss.get("message")) or f"{test['replay']['misses']} replay miss(es)"
         rows.append(f"| {links.location(*miss_location(test))} | {_code(test['id'])} | {_code(message)} |")
     header = ["", "| Where | Test | Miss |", "|---|---|---|"]
@@ -468,7 +476,7 @@ def _md_flaky(view: _View) -> _Section:
 def _flaky(report: Report) -> dict[str, str]:
     found: dict[str, str] = {}
     for test in report["tests"]:
-        how = (test.get("replay") or {}).get("flaky")
+        how = replay_of(test).get("flaky")
         if how:
             found.setdefault(base_id(test["id"])[0], how)
     return found
@@ -587,8 +595,9 @@ def _md_paths(view: _View) -> _Section:
     recorded = view.report["summary"].get("fixtures") or {}
     for test in view.misses:
         replay = test["replay"]
-        miss = replay.get("miss") or {}
-        rows_of = (recorded.get(miss.get("fixture") or "") or {}).get("path")
+        miss = miss_of(test)
+        facts = recorded.get(miss.get("fixture") or "")
+        rows_of = facts.get("path") if facts else None
         if rows_of:
             where = f"model call {replay.get('replayed', 0) + 1}"
             title = f"{label(name_of(miss['fixture']))}: missed at {where} in {html.escape(test['id'])}"
@@ -646,7 +655,7 @@ def _text(view: _View, links: None) -> tuple[list[str], list[_Section]]:
         )
     misses = []
     for t in view.misses:
-        miss = t["replay"].get("miss") or {}
+        miss = miss_of(t)
         message = view.clean(miss.get("message")) or f"{t['replay']['misses']} replay miss(es)"
         misses.append(f"  {_where(*miss_location(t))}  {t['id']}\n    {_flat(message)}")
     failures = [
