@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..report.build import Report, Test, replay_of
 from .commands import Annotation
 from .trim import cut
-
-Report = dict[str, Any]
 
 # Check run annotation levels for workflow-command levels.
 CHECK_LEVELS = {"error": "failure", "warning": "warning", "notice": "notice"}
@@ -21,8 +20,8 @@ CHECK_TITLE_MAX = 255
 CHECK_MESSAGE_MAX_BYTES = 64 * 1024 - 1
 
 
-def _miss(test: dict[str, Any]) -> Annotation | None:
-    replay = test.get("replay") or {}
+def _miss(test: Test) -> Annotation | None:
+    replay = replay_of(test)
     miss = replay.get("miss")
     if not miss:
         return None
@@ -36,7 +35,7 @@ def _miss(test: dict[str, Any]) -> Annotation | None:
     )
 
 
-def _failure(test: dict[str, Any]) -> Annotation:
+def _failure(test: Test) -> Annotation:
     return Annotation(
         level="error",
         message=test.get("message") or f"{test['id']} {test['outcome']}",
@@ -46,7 +45,7 @@ def _failure(test: dict[str, Any]) -> Annotation:
     )
 
 
-def _not_evaluated(test: dict[str, Any]) -> Annotation:
+def _not_evaluated(test: Test) -> Annotation:
     reason = test.get("reason") or "no reason given"
     return Annotation(
         level="warning",
@@ -57,7 +56,7 @@ def _not_evaluated(test: dict[str, Any]) -> Annotation:
     )
 
 
-def _live(test: dict[str, Any]) -> Annotation:
+def _live(test: Test) -> Annotation:
     replay = test["replay"]
     cost = replay.get("live_cost_usd")
     priced = f" (${cost:.4f})" if cost else ""
@@ -81,7 +80,7 @@ def from_report(report: Report) -> list[Annotation]:
             failures.append(_failure(test))
         if test["outcome"] == "not_evaluated" and miss is None:
             not_evaluated.append(_not_evaluated(test))
-        if (test.get("replay") or {}).get("live"):
+        if replay_of(test).get("live"):
             live.append(_live(test))
     return misses + failures + not_evaluated + live
 

@@ -13,7 +13,7 @@ import posixpath
 from pathlib import Path
 
 from ..repo_root import toplevel
-from ..report.build import Report
+from ..report.build import Report, replay_of
 
 
 def repository_prefix(cwd: Path, workspace: str | None = None) -> str:
@@ -41,7 +41,7 @@ def from_root(report: Report, prefix: str) -> Report:
     shown = copy.deepcopy(report)
     for test in shown["tests"]:
         test["file"] = _join(prefix, test["file"])
-        location = ((test.get("replay") or {}).get("miss") or {}).get("location")
+        location = (replay_of(test).get("miss") or {}).get("location")
         if location:
             location["file"] = _join(prefix, location["file"])
     return shown

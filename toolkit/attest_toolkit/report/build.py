@@ -11,9 +11,9 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from .. import __version__
 from ..credentials.names import is_secret_env_name
@@ -24,19 +24,41 @@ from ..fixtures.catalog import models as fixture_models
 from ..fixtures.document import atomic_write
 from ..fixtures.sequence import recorded_path
 from ..fixtures.validation import first_error
+from . import model
 
 VERSION = 2
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_evaluated")
+# Written once, in the schema: the generated model names each set of values.
+OUTCOMES: tuple[model.TestOutcome, ...] = get_args(model.TestOutcome)
 FAILED_OUTCOMES = frozenset({"failed", "error"})
 # From the strongest network isolation to the weakest; a merged run is only as isolated as its weakest shard.
-EGRESS_MODES = ("none", "guard", "off")
+EGRESS_MODES: tuple[model.SummaryEgressMode, ...] = get_args(model.SummaryEgressMode)
 # Counts only some runs have: tool-channel requests served from fixtures and live, and model requests
 # served despite a change under lenient matching (drift). Absent when zero, so older reports read the same.
-TOOL_COUNTS = ("tool_replayed", "tool_live", "drift")
-REPLAY_COUNTS = ("replayed", "live", "misses", "unpriced", "unused")
+ToolCount = Literal["tool_replayed", "tool_live", "drift"]
+ReplayCount = Literal["replayed", "live", "misses", "unpriced", "unused"]
+TOOL_COUNTS: tuple[ToolCount, ...] = ("tool_replayed", "tool_live", "drift")
+REPLAY_COUNTS: tuple[ReplayCount, ...] = ("replayed", "live", "misses", "unpriced", "unused")
+# What a summary's replay totals must cover of its rows' sums. Literal keys, so the types follow them.
+SUMMED: tuple[Literal[ReplayCount, "live_cost_usd"], ...] = (*REPLAY_COUNTS, "live_cost_usd")
+COUNTS: tuple[Literal[ReplayCount, ToolCount], ...] = (*REPLAY_COUNTS, *TOOL_COUNTS)
 
-Report = dict[str, Any]
-Test = dict[str, Any]
+# The report's types are generated from its schema (`report/model.py`); these names are what the
+# rest of the package imports.
+Report = model.Report
+Test = model.Test
+# A test row as a runner builds it, before `build_report` redacts and validates it into a Test.
+Row = dict[str, Any]
+_Rows = TypeVar("_Rows", Test, Row)
+
+
+def replay_of(test: Test | Mapping[str, Any]) -> model.Replay | Mapping[str, Any]:
+    """A test's replay facts; empty for a test that replayed nothing (the key is optional)."""
+    return test.get("replay") or {}
+
+
+def miss_of(test: Test | Mapping[str, Any]) -> model.ReplayMiss | Mapping[str, Any]:
+    """The first miss a test's replay met; empty when it met none."""
+    return replay_of(test).get("miss") or {}
 
 
 class ReportError(AttestError):
@@ -59,7 +81,7 @@ def validate_report(report: Any, path: str | Path | None = None) -> Report:
     problem = first_error("report-v2.schema.json", report)
     if problem:
         raise ReportError(problem, path)
-    return report
+    return cast(Report, report)  # the schema the type is generated from has just accepted it
 
 
 def load_report(path: str | Path) -> Report:
@@ -91,7 +113,7 @@ def contradiction(report: Report) -> str | None:
                 f"summary.outcomes.{outcome} is {summary['outcomes'].get(outcome, 0)} but {count} rows say so"
             )
     replay, own = summary["replay"], _test_totals(tests)
-    for key in (*REPLAY_COUNTS, "live_cost_usd"):
+    for key in SUMMED:
         if replay[key] < own[key] - 1e-6:
             return f"summary.replay.{key} is {replay[key]} but the test rows add up to {own[key]:g}"
     if replay["not_evaluated"] != counts["not_evaluated"]:
@@ -136,16 +158,17 @@ def redacted_clip(text: str, limit: int, secrets: Secrets | None = None, *, keep
 
 
 def redact_tests(
-    tests: list[Test], secrets: Secrets | None = None, message_chars: int = MESSAGE_CHARS
-) -> list[Test]:
+    tests: list[_Rows], secrets: Secrets | None = None, message_chars: int = MESSAGE_CHARS
+) -> list[_Rows]:
     """Copies of `tests` without credentials in any string: ids (parametrize ids quote their
     arguments), paths, messages, skip reasons, fixture names, miss messages; each message then cut
     to `message_chars`."""
     secrets = secrets if secrets is not None else run_secrets()
-    rows = [secrets.redact_all(t) for t in tests]
+    rows: list[_Rows] = [secrets.redact_all(t) for t in tests]
     for row in rows:
-        if isinstance(row.get("message"), str):
-            row["message"] = row["message"][:message_chars]
+        message = row.get("message")
+        if isinstance(message, str):
+            row["message"] = message[:message_chars]
     return rows
 
 
@@ -165,13 +188,13 @@ def default_environment(runner: str | None = None) -> dict[str, Any]:
     }
 
 
-def _test_totals(tests: Iterable[Test]) -> dict[str, float]:
+def _test_totals(tests: Iterable[Test | Row]) -> dict[str, float]:
     totals: dict[str, float] = dict.fromkeys((*REPLAY_COUNTS, *TOOL_COUNTS), 0)
     totals["live_cost_usd"] = 0.0
     for test in tests:
         replay = test.get("replay")
         if replay:
-            for key in (*REPLAY_COUNTS, *TOOL_COUNTS):
+            for key in COUNTS:
                 totals[key] += replay.get(key, 0)
             totals["live_cost_usd"] += replay.get("live_cost_usd", 0.0)
     return totals
@@ -231,19 +254,19 @@ def row_miss(miss: dict[str, Any], location: dict[str, Any] | None = None) -> di
     return kept
 
 
-def outcome_counts(tests: Iterable[Test]) -> dict[str, int]:
-    counts = dict.fromkeys(OUTCOMES, 0)
+def outcome_counts(tests: Iterable[Test | Row]) -> dict[str, int]:
+    counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     for test in tests:
         counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
     return counts
 
 
 def summarize(
-    tests: list[Test],
-    egress: dict[str, Any],
-    environment: dict[str, Any] | None = None,
+    tests: Sequence[Test | Row],
+    egress: Mapping[str, Any],
+    environment: Mapping[str, Any] | None = None,
     *,
-    usage: dict[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
     duration: float | None = None,
 ) -> dict[str, Any]:
     """The summary block of a report, computed from its test rows."""
@@ -262,7 +285,7 @@ def summarize(
 
 
 def build_report(
-    tests: list[Test],
+    tests: list[Row],
     *,
     egress: dict[str, Any],
     environment: dict[str, Any] | None = None,
@@ -278,13 +301,13 @@ def build_report(
     return validate_report({"version": VERSION, "tests": rows, "summary": summary})
 
 
-def fixture_facts(tests: list[Test], root: Path | None = None) -> dict[str, dict[str, Any]]:
+def fixture_facts(tests: Sequence[Test | Row], root: Path | None = None) -> dict[str, dict[str, Any]]:
     """When each fixture the tests replayed was recorded and which models answered, by its
     repository-relative path, so the policy's age rule and the comment need no fixture files (the
     publish workflow has none). A fixture that cannot be read here is left out."""
     facts: dict[str, dict[str, Any]] = {}
-    missed = {p for t in tests if (t.get("replay") or {}).get("misses") for p in t["replay"]["fixtures"]}
-    for path in sorted({p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}):
+    missed = {p for t in tests if replay_of(t).get("misses") for p in replay_of(t)["fixtures"]}
+    for path in sorted({p for t in tests for p in replay_of(t).get("fixtures") or []}):
         relative = Path(path)
         if relative.is_absolute() or ".." in relative.parts:
             continue
@@ -335,7 +358,7 @@ def merge_reports(reports: list[Report]) -> Report:
     return validate_report({"version": VERSION, "tests": tests, "summary": summary})
 
 
-def _add_unattributed(replay: dict[str, Any], reports: list[Report]) -> None:
+def _add_unattributed(replay: model.SummaryReplay, reports: list[Report]) -> None:
     for report in reports:
         add_unattributed(replay, report["tests"], report["summary"]["replay"])
     otlp = [
@@ -345,35 +368,38 @@ def _add_unattributed(replay: dict[str, Any], reports: list[Report]) -> None:
         replay["otlp_requests"] = sum(otlp)
 
 
-def add_unattributed(replay: dict[str, Any], tests: list[Test], counted: dict[str, Any]) -> None:
+def add_unattributed(
+    replay: model.SummaryReplay, tests: Sequence[Test | Row], counted: Mapping[str, Any]
+) -> None:
     """Add to `replay` what a run `counted` beyond the sum of its `tests` (calls outside any test)."""
     own = _test_totals(tests)
     for key in REPLAY_COUNTS:
         replay[key] += max(0, int(counted.get(key, 0)) - int(own[key]))
-    for key in TOOL_COUNTS:
-        extra = max(0, int(counted.get(key, 0)) - int(own[key]))
+    for tool_key in TOOL_COUNTS:
+        extra = max(0, int(counted.get(tool_key, 0)) - int(own[tool_key]))
         if extra:
-            replay[key] = replay.get(key, 0) + extra
+            replay[tool_key] = replay.get(tool_key, 0) + extra
     extra_cost = float(counted.get("live_cost_usd", 0.0)) - own["live_cost_usd"]
     if extra_cost > 1e-9:
         replay["live_cost_usd"] = round(replay["live_cost_usd"] + extra_cost, 6)
 
 
-def _merge_egress(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+def _merge_egress(blocks: list[model.SummaryEgress]) -> model.SummaryEgress:
     weakest = max((b["mode"] for b in blocks), key=EGRESS_MODES.index)
-    merged: dict[str, Any] = {
+    merged: model.SummaryEgress = {
         "mode": weakest,
         "isolation_verified": all(b["isolation_verified"] for b in blocks),
     }
-    for key in ("probe", "strategy"):
-        values = {b.get(key) for b in blocks}
-        if len(values) == 1 and None not in values:
-            merged[key] = values.pop()
+    probes, strategies = {b.get("probe") for b in blocks}, {b.get("strategy") for b in blocks}
+    if len(probes) == 1 and None not in probes:  # kept only when every shard says the same
+        merged["probe"] = probes.pop()
+    if len(strategies) == 1 and None not in strategies:
+        merged["strategy"] = strategies.pop()
     return merged
 
 
-def _merge_environment(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {"toolkit_version": blocks[0]["toolkit_version"]}
+def _merge_environment(blocks: list[model.SummaryEnvironment]) -> model.SummaryEnvironment:
+    merged: model.SummaryEnvironment = {"toolkit_version": blocks[0]["toolkit_version"]}
     for key in ("commit", "python", "platform"):
         merged[key] = next((b[key] for b in blocks if b.get(key)), None)
     merged["runner"] = "merge"
@@ -382,9 +408,11 @@ def _merge_environment(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _merge_usage(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+def _merge_usage(blocks: list[model.SummaryUsage]) -> dict[str, Any]:
+    # A plain dict: the cost is written last, which a TypedDict (requiring it from the start) cannot.
     merged: dict[str, Any] = {"calls": sum(b["calls"] for b in blocks)}
-    for key in ("input_tokens", "output_tokens"):
+    tokens: tuple[Literal["input_tokens", "output_tokens"], ...] = ("input_tokens", "output_tokens")
+    for key in tokens:
         if any(key in b for b in blocks):
             merged[key] = sum(b.get(key, 0) for b in blocks)
     merged["cost_usd"] = round(sum(b["cost_usd"] for b in blocks), 6)

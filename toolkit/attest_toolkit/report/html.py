@@ -18,7 +18,7 @@ from .. import __version__
 from ..errors import AttestError
 from ..fixtures import document as fx
 from ..fixtures.sequence import Marked, Step, sequence
-from .build import Report
+from .build import Report, replay_of
 from .summary import facts
 
 STYLE = """
@@ -171,7 +171,7 @@ def _not_evaluated(view: dict[str, Any]) -> tuple[str, str, str] | None:
 def _tests(report: Report) -> tuple[str, str, str] | None:
     rows = []
     for t in report["tests"]:
-        replay = t.get("replay") or {}
+        replay = replay_of(t)
         counts = (
             f"{replay.get('replayed', 0)} replayed · {replay.get('live', 0)} live · {replay.get('misses', 0)} missed"
             if replay
@@ -244,7 +244,7 @@ def _changes(view: dict[str, Any]) -> tuple[str, str, str] | None:
 
 def _fixtures(report: Report, root: Path | None) -> tuple[str, str, str] | None:
     """Each fixture the tests replayed (report paths are repository-relative) with its calls."""
-    paths = sorted({p for t in report["tests"] for p in (t.get("replay") or {}).get("fixtures") or []})
+    paths = sorted({p for t in report["tests"] for p in replay_of(t).get("fixtures") or []})
     if not paths or root is None:
         return None
     parts = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast, get_args
 
 import junitparser
 from junitparser import xunit2
@@ -29,6 +29,7 @@ from .build import (
     summarize,
     validate_report,
 )
+from .model import Replay, ReplayMiss, ReplayMissComponent, ReplayMode, TestOutcome
 
 SUITE_NAME = "attest"
 # A JUnit failure message is kept to this many characters in the report, cut once redacted.
@@ -47,7 +48,13 @@ MISS_COMPONENTS = {
 }
 # A JUnit file from another runner says nothing about isolation: assume none.
 UNKNOWN_EGRESS = {"mode": "off", "isolation_verified": False, "probe": None, "strategy": None}
-RUN_PROPERTIES = ("replay", "egress", "environment", "usage", "duration")
+RUN_PROPERTIES: tuple[Literal["replay", "egress", "environment", "usage", "duration"], ...] = (
+    "replay",
+    "egress",
+    "environment",
+    "usage",
+    "duration",
+)
 
 
 class _Case(xunit2.TestCase):
@@ -183,7 +190,7 @@ def _line(raw: str | None, suite_name: str, test_id: str, path: Path) -> int | N
     return line if line >= 1 else None
 
 
-def _outcome(case: _Case, props: dict[str, str]) -> tuple[str, str | None, str | None]:
+def _outcome(case: _Case, props: dict[str, str]) -> tuple[TestOutcome, str | None, str | None]:
     """(outcome, message, reason) from the testcase's result elements and attest properties."""
     results = case.result
     result: junitparser.Error | junitparser.Failure | junitparser.Skipped | None
@@ -195,7 +202,7 @@ def _outcome(case: _Case, props: dict[str, str]) -> tuple[str, str | None, str |
     declared = props.get("attest.outcome")
     if declared in OUTCOMES:
         # attest wrote this file: the reason, when there was one, is in its own property.
-        return declared, text if declared in {"failed", "error"} else None, reason
+        return cast(TestOutcome, declared), text if declared in {"failed", "error"} else None, reason
     if isinstance(result, junitparser.Error):
         return "error", text, reason
     if isinstance(result, junitparser.Failure):
@@ -235,21 +242,23 @@ def _int_property(props: dict[str, str], name: str, test_id: str, path: Path) ->
     return value
 
 
-def _replay(props: dict[str, str], test_id: str, path: Path) -> dict[str, Any] | None:
+_COUNTED = ("replayed", "live", "misses")  # the counts every replaying testcase carries
+
+
+def _replay(props: dict[str, str], test_id: str, path: Path) -> Replay | None:
     if not any(name.startswith("attest.") and name not in _NON_REPLAY for name in props):
         return None
-    replay: dict[str, Any] = {
-        "fixtures": _fixtures(props.get("attest.fixtures", "")),
-        "mode": props.get("attest.mode") or "strict",
-        **{
-            key: _int_property(props, f"attest.{key}", test_id, path)
-            for key in ("replayed", "live", "misses")
-        },
+    fixtures, mode = _fixtures(props.get("attest.fixtures", "")), props.get("attest.mode") or "strict"
+    replayed, live, misses = (_int_property(props, f"attest.{k}", test_id, path) for k in _COUNTED)
+    if mode not in get_args(ReplayMode):
+        raise ReportError(f"testcase {test_id}: property attest.mode = {mode!r} is not strict/auto/off", path)
+    replay: Replay = {
+        "fixtures": fixtures,
+        "mode": cast(ReplayMode, mode),  # one of them, checked just above
+        "replayed": replayed,
+        "live": live,
+        "misses": misses,
     }
-    if replay["mode"] not in {"strict", "auto", "off"}:
-        raise ReportError(
-            f"testcase {test_id}: property attest.mode = {replay['mode']!r} is not strict/auto/off", path
-        )
     if "attest.unpriced" in props:
         replay["unpriced"] = _int_property(props, "attest.unpriced", test_id, path)
     if "attest.live_cost_usd" in props:
@@ -284,10 +293,12 @@ def _cost(raw: str, test_id: str, path: Path) -> float:
     return value
 
 
-def _miss(props: dict[str, str], test_id: str, path: Path) -> dict[str, Any]:
+def _miss(props: dict[str, str], test_id: str, path: Path) -> ReplayMiss:
     message = props["attest.miss"]
-    component = props.get("attest.miss.component") or _component_of(message)
-    miss: dict[str, Any] = {"message": message, "component": component}
+    named = props.get("attest.miss.component")
+    # A component no miss has fails the report's validation, which every read report goes through.
+    component = cast(ReplayMissComponent, named) if named else _component_of(message)
+    miss: ReplayMiss = {"message": message, "component": component}
     if props.get("attest.miss.fixture"):
         miss["fixture"] = props["attest.miss.fixture"]
     if props.get("attest.miss.location"):
@@ -296,8 +307,9 @@ def _miss(props: dict[str, str], test_id: str, path: Path) -> dict[str, Any]:
     return miss
 
 
-def _component_of(message: str) -> MissKind:
-    return next((comp for words, comp in MISS_COMPONENTS.items() if words in message), MissKind.ENDPOINT)
+def _component_of(message: str) -> ReplayMissComponent:
+    kind = next((comp for words, comp in MISS_COMPONENTS.items() if words in message), MissKind.ENDPOINT)
+    return cast(ReplayMissComponent, kind.value)
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -350,8 +362,9 @@ def _set_result(case: _Case, test: Test) -> None:
 
 def _properties(test: Test) -> list[tuple[str, str]]:
     props = [("attest.id", test["id"]), ("attest.outcome", test["outcome"])]
-    if test.get("reason"):
-        props.append(("attest.reason", test["reason"]))
+    reason = test.get("reason")
+    if reason:
+        props.append(("attest.reason", reason))
     replay = test.get("replay")
     if not replay:
         return props

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -23,7 +23,7 @@ from ..errors import AttestError, read_text
 from ..fixtures.catalog import age_days
 from ..fixtures.validation import first_error, json_pointer
 from ..normalize.rules import parse_ignore
-from .build import EGRESS_MODES, FAILED_OUTCOMES, Report, Test
+from .build import EGRESS_MODES, FAILED_OUTCOMES, Report, Test, replay_of
 from .progress import counted
 
 DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path(".attest/policy.json"))
@@ -343,11 +343,15 @@ class _Scopes:
         return self._by_rule[rule]
 
 
-def _replay_sum(tests: Iterable[Test], key: str) -> float:
-    return sum((t.get("replay") or {}).get(key, 0) for t in tests)
+# The replay counts the rules add up, in a test row and in the run's totals alike.
+_Summed = Literal["live", "tool_live", "misses", "unused", "unpriced", "live_cost_usd"]
 
 
-def _unattributed(report: Report, key: str) -> float:
+def _replay_sum(tests: Iterable[Test], key: _Summed) -> float:
+    return sum(replay_of(t).get(key, 0) for t in tests)
+
+
+def _unattributed(report: Report, key: _Summed) -> float:
     """What the run counted outside any test (e.g. a call made at import time)."""
     return max(0, report["summary"]["replay"].get(key, 0) - _replay_sum(report["tests"], key))
 
@@ -356,14 +360,14 @@ def _ids(tests: Iterable[Test]) -> list[str]:
     return [t["id"] for t in tests]
 
 
-def _counted(report: Report, tests: list[Test], key: str, scope: int) -> tuple[int, list[str]]:
+def _counted(report: Report, tests: list[Test], key: _Summed, scope: int) -> tuple[int, list[str]]:
     """How many `key` a scope's tests counted (the policy's own scope also gets what was counted
     outside any test), and the tests that counted some."""
     actual = int(_replay_sum(tests, key) + (_unattributed(report, key) if scope == TOP else 0))
-    return actual, _ids(t for t in tests if (t.get("replay") or {}).get(key, 0) > 0)
+    return actual, _ids(t for t in tests if replay_of(t).get(key, 0) > 0)
 
 
-def _count_limit(rule: str, key: str) -> Callable[[Report, Policy, _Scopes], list[RuleResult]]:
+def _count_limit(rule: str, key: _Summed) -> Callable[[Report, Policy, _Scopes], list[RuleResult]]:
     """A rule that caps a count of the tests it covers (live model calls, live tool calls)."""
 
     def evaluate(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResult]:
@@ -390,7 +394,7 @@ def _live_cost(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleResu
             _replay_sum(tests, "live_cost_usd") + (_unattributed(report, "live_cost_usd") if extra else 0), 6
         )
         unpriced = int(_replay_sum(tests, "unpriced") + (_unattributed(report, "unpriced") if extra else 0))
-        involved = _ids(t for t in tests if (t.get("replay") or {}).get("live", 0) > 0)
+        involved = _ids(t for t in tests if replay_of(t).get("live", 0) > 0)
         status, detail = "ok", None
         if limit is None:
             detail = "no ceiling"
@@ -505,8 +509,8 @@ def _fixture_age(report: Report, policy: Policy, scopes: _Scopes) -> list[RuleRe
             continue
         ages = {path: age_days(facts.get("recorded_at")) for path, facts in recorded.items()}
         old = {path for path, age in ages.items() if age is not None and age > limit}
-        involved = _ids(t for t in tests if old & set((t.get("replay") or {}).get("fixtures") or []))
-        used = {p for t in tests for p in (t.get("replay") or {}).get("fixtures") or []}
+        involved = _ids(t for t in tests if old & set(replay_of(t).get("fixtures") or []))
+        used = {p for t in tests for p in replay_of(t).get("fixtures") or []}
         actual = max((age for p in used if (age := ages.get(p)) is not None), default=0)
         stale = policy.modifier("stale", scope)
         status = "blocked" if involved and stale == "block" else "ok"

@@ -16,7 +16,17 @@ from ..fixtures.document import name_of
 from ..fixtures.sequence import Marked, label, mermaid, missed_at
 from ..replay.pricing import price_note
 from ..replay.repeat import base_id
-from .build import FAILED_OUTCOMES, OUTCOMES, Report, Test, redact_report, run_secrets
+from .build import (
+    FAILED_OUTCOMES,
+    OUTCOMES,
+    Report,
+    Row,
+    Test,
+    miss_of,
+    redact_report,
+    replay_of,
+    run_secrets,
+)
 from .progress import counted
 
 __all__ = [
@@ -88,7 +98,9 @@ def replay_line(counts: Mapping[str, Any], failed: int = 0) -> str:
     )
 
 
-def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons: bool = True) -> list[str]:
+def run_end_lines(
+    tests: Iterable[Test | Row], totals: Mapping[str, Any], skip_reasons: bool = True
+) -> list[str]:
     """What a test run ends with, in pytest and Vitest alike: why each not-evaluated test was not
     evaluated (unless the runner already prints skip reasons), each call that went live, the price
     table when there were some, then the summary line with the run's misses and failed tests."""
@@ -96,7 +108,7 @@ def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons
     lines = [f"not evaluated: {t['id']}: {_miss_text(t)}" for t in tests if t["outcome"] == "not_evaluated"]
     lines = lines if skip_reasons else []
     for test in tests:
-        for call in (test.get("replay") or {}).get("live_calls", []):
+        for call in replay_of(test).get("live_calls", []):
             lines.append(
                 f"went live: {test['id']} → {call['model'] or 'unknown model'}, {call_cost(call['cost_usd'])}"
             )
@@ -106,8 +118,8 @@ def run_end_lines(tests: Iterable[Test], totals: Mapping[str, Any], skip_reasons
     return [*lines, replay_line(totals, failed)]
 
 
-def _miss_text(test: Test) -> str:
-    miss = (test.get("replay") or {}).get("miss")
+def _miss_text(test: Test | Row) -> str:
+    miss = replay_of(test).get("miss")
     return str(miss["message"]) if miss else str(test.get("message") or "replay_miss")
 
 
@@ -165,31 +177,57 @@ def render(
         raise ValueError(f"max_chars must be at least {MIN_CHARS}: the summary line and the notice must fit")
     # Redacted whole before any cell or block is cut: a cut first could leave most of a key behind.
     secrets = run_secrets()
-    view = _View.of(redact_report(report, secrets), verdict, fixture_changes or [], secrets)
+    links = Links(server_url.rstrip("/"), repo, sha)
+    view = View.of(redact_report(report, secrets), verdict, fixture_changes or [], secrets, links)
     if fmt == "json":
-        return json.dumps(view.as_json(), indent=2, ensure_ascii=False) + "\n"
-    if fmt == "markdown":
-        head, sections = _markdown(view, _Links(server_url.rstrip("/"), repo, sha))
-    else:
-        head, sections = _text(view, None)
+        return json.dumps(summary_json(view), indent=2, ensure_ascii=False) + "\n"
+    parts = [s.markdown() if fmt == "markdown" else s.text() for s in sections(view)]
+    head = [line for part in parts for line in part.head]
     bullet = "- " if fmt == "markdown" else ""
     head[1:1] = [f"{bullet}{note}" for note in notes or []]
-    return _assemble(head, sections, max_chars)
+    return _assemble(head, [p.block for p in parts if p.block and p.block.rows], max_chars)
 
 
 def facts(
     report: Report, *, verdict: Any = None, fixture_changes: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """What the summary shows, as data (`--format json`), messages redacted: for other renderings."""
-    return _View.of(report, verdict, fixture_changes or [], run_secrets()).as_json()
+    return summary_json(View.of(report, verdict, fixture_changes or [], run_secrets()))
+
+
+def summary_json(view: View) -> dict[str, Any]:
+    """Every section's keys in the sections' order; the flaky tests' key stays last, where it was
+    before the summary had sections, so `--format json` readers see the same document."""
+    shown = sections(view)
+    ordered = [s for s in shown if not isinstance(s, Flaky)] + [s for s in shown if isinstance(s, Flaky)]
+    return {key: value for section in ordered for key, value in section.json().items()}
 
 
 # --- what is shown -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Links:
+    """Where a file of the pull request is shown on the forge (markdown only)."""
+
+    server_url: str
+    repo: str | None
+    sha: str | None
+
+    def location(self, file: str, line: int | None, *, in_table: bool = True) -> str:
+        text = _code(_where(file, line), in_table=in_table) if file else "—"
+        if not (self.repo and self.sha and file):
+            return text
+        anchor = f"#L{line}" if line else ""
+        return f"[{text}]({self.server_url}/{self.repo}/blob/{self.sha}/{quote(file, safe='/')}{anchor})"
+
+
+NO_LINKS = Links("", None, None)  # no repository or commit: a location is shown, never linked
+
+
 @dataclass
-class _View:
-    """The rows a summary shows, picked from the report once for every format."""
+class View:
+    """The rows a summary shows, picked from the report once for every section and format."""
 
     report: Report
     misses: list[Test]
@@ -198,69 +236,402 @@ class _View:
     verdict: dict[str, Any] | None
     fixture_changes: list[dict[str, Any]]
     secrets: Secrets
+    links: Links = NO_LINKS
 
     @classmethod
-    def of(cls, report: Report, verdict: Any, changes: list[dict[str, Any]], secrets: Secrets) -> _View:
+    def of(
+        cls,
+        report: Report,
+        verdict: Any,
+        changes: list[dict[str, Any]],
+        secrets: Secrets,
+        links: Links = NO_LINKS,
+    ) -> View:
         tests = report["tests"]
         return cls(
             report=report,
-            misses=[
-                t
-                for t in tests
-                if (t.get("replay") or {}).get("misses", 0) > 0 or (t.get("replay") or {}).get("miss")
-            ],
+            misses=[t for t in tests if replay_of(t).get("misses", 0) > 0 or replay_of(t).get("miss")],
             failures=[t for t in tests if t["outcome"] in FAILED_OUTCOMES],
             not_evaluated=[t for t in tests if t["outcome"] == "not_evaluated"],
             verdict=verdict.to_dict() if hasattr(verdict, "to_dict") else verdict,
             fixture_changes=changes,
             secrets=secrets,
+            links=links,
         )
 
     def clean(self, text: str | None) -> str:
         return self.secrets.redact(text) if text else ""
 
-    def as_json(self) -> dict[str, Any]:
+
+@dataclass
+class Block:
+    """A titled block of rows below the head; trimming drops whole rows, the last blocks' first."""
+
+    title: str
+    rows: list[str]
+    header: list[str] = field(default_factory=list)
+
+    def opening(self) -> str:
+        return "\n".join(["", self.title, *self.header]) + "\n"
+
+
+@dataclass
+class Part:
+    """What a section adds to one rendering: lines under the summary line, and a block further down."""
+
+    head: list[str] = field(default_factory=list)
+    block: Block | None = None
+
+
+class Section:
+    """One part of the summary, written once for its three renderings: markdown (the pull-request
+    comment), text (the terminal) and JSON (`--format json`, the HTML page). A section shows nothing
+    in a rendering it does not override."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+        self.report = view.report
+
+    def markdown(self) -> Part:
+        return Part()
+
+    def text(self) -> Part:
+        return Part()
+
+    def json(self) -> dict[str, Any]:
+        return {}
+
+    def where_row(self, where: tuple[str, int | None], test_id: str, words: str) -> str:
+        """A markdown table row: where, linked on the forge, the test, and what happened there."""
+        return f"| {self.view.links.location(*where)} | {_code(test_id)} | {_code(words)} |"
+
+
+class Headline(Section):
+    """The summary line, the first line of every rendering (notes go right under it)."""
+
+    def markdown(self) -> Part:
+        return Part([report_summary_line(self.report), ""])
+
+    def text(self) -> Part:
+        return Part([report_summary_line(self.report)])
+
+    def json(self) -> dict[str, Any]:
+        return {"summary_line": report_summary_line(self.report)}
+
+
+class Labelled(Section):
+    """Head lines that read `- Label: words` in markdown and `label: words` in text."""
+
+    label = ""
+
+    def lines(self) -> list[str]:
+        return []
+
+    def markdown(self) -> Part:
+        return Part([f"- {self.label}: {line}" for line in self.lines()])
+
+    def text(self) -> Part:
+        return Part([f"{self.label.lower()}: {line}" for line in self.lines()])
+
+
+class Counts(Labelled):
+    """The tests by outcome, and (as data) the run's replay totals the summary line is made of."""
+
+    label = "Tests"
+
+    def lines(self) -> list[str]:
+        return [_outcome_counts(self.report)]
+
+    def json(self) -> dict[str, Any]:
         summary = self.report["summary"]
-        return {
-            "summary_line": report_summary_line(self.report),
-            "tests": summary["tests"],
-            "outcomes": {k: v for k, v in summary["outcomes"].items() if v},
-            "replay": summary["replay"],
-            "egress": summary["egress"],
-            "misses": [self._miss_json(t) for t in self.misses],
-            "failures": [self._test_json(t, self.clean(t.get("message"))) for t in self.failures],
-            "not_evaluated": [self._test_json(t, self.clean(t.get("reason"))) for t in self.not_evaluated],
-            "verdict": self.verdict,
-            "fixture_changes": self.fixture_changes,
-            "fixtures": summary.get("fixtures") or {},
-            "flaky": _flaky(self.report),
-        }
+        outcomes = {k: v for k, v in summary["outcomes"].items() if v}
+        return {"tests": summary["tests"], "outcomes": outcomes, "replay": summary["replay"]}
 
-    def _test_json(self, test: Test, text: str) -> dict[str, Any]:
-        return {
-            "id": test["id"],
-            "file": test["file"],
-            "line": test["line"],
-            "outcome": test["outcome"],
-            "text": text,
-        }
 
-    def _miss_json(self, test: Test) -> dict[str, Any]:
+class Egress(Labelled):
+    label = "Egress"
+
+    def lines(self) -> list[str]:
+        return [_egress_words(self.report)]
+
+    def json(self) -> dict[str, Any]:
+        return {"egress": self.report["summary"]["egress"]}
+
+
+class Drift(Labelled):
+    """A warning when lenient matching served changed model requests (model_request_drift); its
+    count is in the replay totals."""
+
+    label = "Drift"
+
+    def lines(self) -> list[str]:
+        return _drift_words(self.report)
+
+
+class Verdict(Section):
+    """The policy's verdict in one line; its rules are the `PolicyRules` block."""
+
+    def markdown(self) -> Part:
+        v = self.view.verdict
+        if not v:
+            return Part()
+        policy = _code(v["policy"], in_table=False)
+        return Part([f"- Policy: **{v['verdict'].replace('_', ' ')}**{_blocking_rules(v)} · {policy}"])
+
+    def text(self) -> Part:
+        v = self.view.verdict
+        return Part([f"policy: {v['verdict']}{_blocking_rules(v)} ({v['policy']})"] if v else [])
+
+
+class AllClear(Section):
+    """Says so when there is nothing to look at, so an empty comment does not read as a broken one."""
+
+    def markdown(self) -> Part:
+        return Part([] if self.view.misses or self.view.failures else ["- No replay misses and no failures."])
+
+
+class Misses(Section):
+    def _message(self, test: Test) -> str:
+        return self.view.clean(miss_of(test).get("message")) or f"{test['replay']['misses']} replay miss(es)"
+
+    def markdown(self) -> Part:
+        rows = [self.where_row(miss_location(t), t["id"], self._message(t)) for t in self.view.misses]
+        return _table("### Replay misses", rows, "Where", "Test", "Miss")
+
+    def text(self) -> Part:
+        rows = [
+            f"  {_where(*miss_location(t))}  {t['id']}\n    {_flat(self._message(t))}"
+            for t in self.view.misses
+        ]
+        return Part(block=Block(f"replay misses ({len(rows)}):", rows))
+
+    def json(self) -> dict[str, Any]:
+        return {"misses": [self._json(t) for t in self.view.misses]}
+
+    def _json(self, test: Test) -> dict[str, Any]:
         file, line = miss_location(test)
-        miss = test["replay"].get("miss") or {}
+        miss = miss_of(test)
         return {
             "id": test["id"],
             "file": file,
             "line": line,
             "component": miss.get("component"),
-            "message": self.clean(miss.get("message")),
-            "paths": [self.clean(p) for p in miss.get("paths", [])],
+            "message": self.view.clean(miss.get("message")),
+            "paths": [self.view.clean(p) for p in miss.get("paths", [])],
         }
+
+
+class Flaky(Section):
+    """Tests whose repeated runs (`--attest-repeat`) sent different requests, once per test."""
+
+    def markdown(self) -> Part:
+        rows = [f"| {_code(test)} | {_code(how)} |" for test, how in _flaky(self.report).items()]
+        header = ["", "Replayed several times, these sent different requests from run to run:", ""]
+        header += _columns("Test", "How the runs differed")
+        return Part(block=Block(f"### Flaky agents ({len(rows)})", rows, header))
+
+    def json(self) -> dict[str, Any]:
+        return {"flaky": _flaky(self.report)}
+
+
+def _flaky(report: Report) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for test in report["tests"]:
+        how = replay_of(test).get("flaky")
+        if how:
+            found.setdefault(base_id(test["id"])[0], how)
+    return found
+
+
+def _test_json(test: Test, text: str) -> dict[str, Any]:
+    return {
+        "id": test["id"],
+        "file": test["file"],
+        "line": test["line"],
+        "outcome": test["outcome"],
+        "text": text,
+    }
+
+
+class Failures(Section):
+    def markdown(self) -> Part:
+        rows = [self._markdown_row(t) for t in self.view.failures]
+        return Part(block=Block(f"### Failures ({len(rows)})", rows, [""]))
+
+    def _markdown_row(self, test: Test) -> str:
+        where = self.view.links.location(test["file"], test["line"], in_table=False)
+        title = f"- {where} {_code(test['id'], in_table=False)} ({test['outcome']})"
+        message = self.view.clean(test.get("message"))
+        if not message:
+            return title
+        message = message if len(message) <= BLOCK_CHARS else message[: BLOCK_CHARS - 1] + "…"
+        # A word joiner keeps a line of the message from reading as an HTML comment such as the
+        # sticky marker to a program searching the body; the fence shows it as it was.
+        message = message.replace("<!--", "<\u2060!--")
+        opening, closing = _fence(message)
+        return "\n".join([title, f"  {opening}", *(f"  {m}" for m in message.splitlines()), f"  {closing}"])
+
+    def text(self) -> Part:
+        rows = [
+            f"  {_where(t['file'], t['line'])}  {t['id']} ({t['outcome']})"
+            + (f"\n    {_flat(self.view.clean(t.get('message')), BLOCK_CHARS)}" if t.get("message") else "")
+            for t in self.view.failures
+        ]
+        return Part(block=Block(f"failures ({len(rows)}):", rows))
+
+    def json(self) -> dict[str, Any]:
+        return {"failures": [_test_json(t, self.view.clean(t.get("message"))) for t in self.view.failures]}
+
+
+class NotEvaluated(Section):
+    def markdown(self) -> Part:
+        tests = self.view.not_evaluated
+        rows = [
+            self.where_row((t["file"], t["line"]), t["id"], self.view.clean(t.get("reason"))) for t in tests
+        ]
+        return _table("### Not evaluated", rows, "Where", "Test", "Reason")
+
+    def text(self) -> Part:
+        rows = [
+            f"  {_where(t['file'], t['line'])}  {t['id']}: "
+            f"{_flat(self.view.clean(t.get('reason'))) or 'not evaluated'}"
+            for t in self.view.not_evaluated
+        ]
+        return Part(block=Block(f"not evaluated ({len(rows)}):", rows))
+
+    def json(self) -> dict[str, Any]:
+        tests = self.view.not_evaluated
+        return {"not_evaluated": [_test_json(t, self.view.clean(t.get("reason"))) for t in tests]}
+
+
+class PolicyRules(Section):
+    """Each rule of the policy's verdict: its scope, limit, what the run did, and the tests involved."""
+
+    def markdown(self) -> Part:
+        verdict = self.view.verdict
+        if not verdict:
+            return Part()
+        rows = [self._markdown_row(r) for r in verdict["rules"]]
+        header = ["", *_columns("Rule", "Scope", "Limit", "Actual", "Result", "Tests")]
+        return Part(block=Block(f"### Policy: {verdict['verdict'].replace('_', ' ')}", rows, header))
+
+    @staticmethod
+    def _markdown_row(r: dict[str, Any]) -> str:
+        result = {"ok": "ok", "blocked": "**blocked**", "not_evaluated": "**not evaluated**"}[r["status"]]
+        detail = f" ({_cell(r['detail'])})" if r.get("detail") else ""
+        return (
+            f"| {r['rule']} | {_code(r['scope'])} | {_fmt_limit(r['limit'])} | {_fmt_limit(r['actual'])} "
+            f"| {result}{detail} | {_tests_cell(r['tests'])} |"
+        )
+
+    def text(self) -> Part:
+        verdict = self.view.verdict
+        if not verdict:
+            return Part()
+        header, *rows = _verdict_rows(verdict)
+        return Part(block=Block(f"policy: {verdict['verdict']}", rows, [header]))
+
+    def json(self) -> dict[str, Any]:
+        return {"verdict": self.view.verdict}
+
+
+class FixtureChanges(Section):
+    """What the re-recorded fixtures in the change altered, call by call."""
+
+    def markdown(self) -> Part:
+        changes = self.view.fixture_changes
+        rows = [f"| {' | '.join(cells)} |" for c in changes for cells in _fixture_rows(c, _code)]
+        header = [
+            "",
+            "What the re-recorded fixtures in this change altered:",
+            "",
+            *_columns("Fixture", "Call", "Change", "Components", "Response"),
+        ]
+        return Part(block=Block(f"### Re-recorded fixtures ({len(changes)})", rows, header))
+
+    def text(self) -> Part:
+        changes = self.view.fixture_changes
+        rows = ["  " + "  ".join(cells) for c in changes for cells in _fixture_rows(c, lambda s: s)]
+        return Part(block=Block(f"re-recorded fixtures ({len(changes)}):", rows))
+
+    def json(self) -> dict[str, Any]:
+        return {"fixture_changes": self.view.fixture_changes}
+
+
+class Paths(Section):
+    """Each re-recorded fixture's calls, base against head, and each missed fixture's recorded calls
+    with the call that missed marked, as collapsed Mermaid diagrams (markdown only). Labels keep an
+    alphabet without backticks or markup (`fixtures.sequence.label`)."""
+
+    def markdown(self) -> Part:
+        rows = [
+            _diagram(f"{label(c['name'])}: {label(c['status'])}", [Marked.of_json(r) for r in c["path"]])
+            for c in self.view.fixture_changes
+            if c.get("path")
+        ]
+        rows += [row for row in map(self._missed, self.view.misses) if row]
+        return Part(block=Block(f"### The agent's path ({len(rows)})", rows, [""]))
+
+    def _missed(self, test: Test) -> str | None:
+        recorded = self.report["summary"].get("fixtures") or {}
+        replayed, miss = replay_of(test).get("replayed", 0), miss_of(test)
+        facts = recorded.get(miss.get("fixture") or "")
+        path = facts.get("path") if facts else None
+        if not path:
+            return None
+        where = f"model call {replayed + 1}"
+        title = f"{label(name_of(miss['fixture']))}: missed at {where} in {html.escape(test['id'])}"
+        return _diagram(title, missed_at(path, replayed, miss.get("component") or ""))
+
+
+def _diagram(title: str, marked: list[Marked]) -> str:
+    return f"<details><summary>{title}</summary>\n\n```mermaid\n{mermaid(marked)}\n```\n\n</details>"
+
+
+class Freshness(Section):
+    """Each replayed fixture's age and the models that answered, the oldest first (what trimming
+    keeps), so a reviewer sees what the replays stand in for."""
+
+    def markdown(self) -> Part:
+        recorded = self.report["summary"].get("fixtures") or {}
+        aged = sorted(recorded.items(), key=lambda item: -(age_days(item[1]["recorded_at"]) or 0))
+        rows = [
+            f"| {_code(name_of(path))} | {_age_words(facts['recorded_at'])} | "
+            f"{', '.join(_code(label(m, 80)) for m in facts['models']) or '—'} |"
+            for path, facts in aged
+        ]
+        return _table("### Fixtures replayed", rows, "Fixture", "Recorded", "Models (asked → answered)")
+
+    def json(self) -> dict[str, Any]:
+        return {"fixtures": self.report["summary"].get("fixtures") or {}}
+
+
+# The summary, in the order it reads: the head lines of every section first, then their blocks.
+SECTIONS: tuple[type[Section], ...] = (
+    Headline,
+    Counts,
+    Egress,
+    Drift,
+    Verdict,
+    AllClear,
+    Misses,
+    Flaky,
+    Failures,
+    NotEvaluated,
+    PolicyRules,
+    FixtureChanges,
+    Paths,
+    Freshness,
+)
+
+
+def sections(view: View) -> list[Section]:
+    return [section(view) for section in SECTIONS]
 
 
 def miss_location(test: Test) -> tuple[str, int | None]:
     """Where the agent made the missed call, else where the test is."""
-    location = ((test.get("replay") or {}).get("miss") or {}).get("location")
+    location = miss_of(test).get("location")
     return (location["file"], location["line"]) if location else (test["file"], test["line"])
 
 
@@ -280,6 +651,16 @@ def _egress_words(report: Report) -> str:
     return f"{egress['mode']} ({EGRESS_WORDS[egress['mode']]}), {verified}"
 
 
+def _drift_words(report: Report) -> list[str]:
+    count = report["summary"]["replay"].get("drift", 0)
+    if not count:
+        return []
+    replays = [replay_of(t) for t in report["tests"]]
+    first = next((r["drift_message"] for r in replays if r.get("drift_message")), "")
+    line = f"{count} model request(s) changed and were served from the recording (model_request_drift)"
+    return [f"{line}; first: {first}" if first else line]
+
+
 def _blocking_rules(verdict: dict[str, Any]) -> str:
     names = sorted({r["rule"] for r in verdict["rules"] if r["status"] != "ok"})
     return f" ({', '.join(names)})" if names else ""
@@ -297,24 +678,31 @@ def _component_words(row: dict[str, Any]) -> str:
     return ", ".join(row["components"]) if row["components"] else "—"
 
 
+def _table(title: str, rows: list[str], *columns: str) -> Part:
+    """A block that is a markdown table, its row count in its title."""
+    return Part(block=Block(f"{title} ({len(rows)})", rows, ["", *_columns(*columns)]))
+
+
+def _columns(*names: str) -> list[str]:
+    """A markdown table's header row and the row under it."""
+    return [f"| {' | '.join(names)} |", "|" + "---|" * len(names)]
+
+
+def _tests_cell(ids: list[str], shown: int = 3) -> str:
+    if not ids:
+        return "—"
+    more = f" +{len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(_code(i) for i in ids[:shown]) + more
+
+
 # --- assembling and trimming ---------------------------------------------------------------------
-
-
-@dataclass
-class _Section:
-    title: str
-    rows: list[str]
-    header: list[str] = field(default_factory=list)
-
-    def opening(self) -> str:
-        return "\n".join(["", self.title, *self.header]) + "\n"
 
 
 def _notice(count: int) -> str:
     return f"… {count} more rows not shown; see the job summary/artifact"
 
 
-def _assemble(head: list[str], sections: list[_Section], max_chars: int | None) -> str:
+def _assemble(head: list[str], sections: list[Block], max_chars: int | None) -> str:
     """Head lines, then section rows in priority order until `max_chars` would be passed.
 
     Whole rows are dropped, never cut, so a row's code fence is always closed; once one row does not
@@ -335,7 +723,7 @@ def _assemble(head: list[str], sections: list[_Section], max_chars: int | None) 
     return "".join(parts)
 
 
-def _pieces(sections: list[_Section]) -> list[str]:
+def _pieces(sections: list[Block]) -> list[str]:
     """Each row as it is printed, the first row of a section carrying the section's opening."""
     return [(s.opening() if i == 0 else "") + row + "\n" for s in sections for i, row in enumerate(s.rows)]
 
@@ -348,25 +736,9 @@ def _fit_head(head: list[str], limit: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- markdown ------------------------------------------------------------------------------------
+# --- markdown and text cells ---------------------------------------------------------------------
 
 
-@dataclass
-class _Links:
-    server_url: str
-    repo: str | None
-    sha: str | None
-
-    def location(self, file: str, line: int | None, *, in_table: bool = True) -> str:
-        text = _code(_where(file, line), in_table=in_table) if file else "—"
-        if not (self.repo and self.sha and file):
-            return text
-        anchor = f"#L{line}" if line else ""
-        return f"[{text}]({self.server_url}/{self.repo}/blob/{self.sha}/{quote(file, safe='/')}{anchor})"
-
-
-# Every string a report carries (ids, messages, paths, fixture names) comes from the pull request, so
-# it is shown only as an inline code span or inside a fenced block, where markdown, HTML, links,
 # autolinks and @mentions do not apply, on one line, with the table's pipes escaped.
 
 
@@ -404,125 +776,6 @@ def _fence(text: str) -> tuple[str, str]:
     """A fence longer than any run of backticks in `text`, so the text cannot close it early."""
     fence = "`" * max(3, _longest_run(text, "`") + 1)
     return fence + "text", fence
-
-
-def _drift_words(report: Report) -> list[str]:
-    """A warning when lenient matching served changed model requests (model_request_drift)."""
-    count = report["summary"]["replay"].get("drift", 0)
-    if not count:
-        return []
-    replays = [t.get("replay") or {} for t in report["tests"]]
-    first = next((r["drift_message"] for r in replays if r.get("drift_message")), "")
-    line = f"{count} model request(s) changed and were served from the recording (model_request_drift)"
-    return [f"{line}; first: {first}" if first else line]
-
-
-def _markdown(view: _View, links: _Links) -> tuple[list[str], list[_Section]]:
-    report = view.report
-    head = [
-        report_summary_line(report),
-        "",
-        f"- Tests: {_outcome_counts(report)}",
-        f"- Egress: {_egress_words(report)}",
-        *(f"- Drift: {line}" for line in _drift_words(report)),
-    ]
-    if view.verdict:
-        v = view.verdict
-        head.append(
-            f"- Policy: **{v['verdict'].replace('_', ' ')}**{_blocking_rules(v)} · {_code(v['policy'], in_table=False)}"
-        )
-    if not view.misses and not view.failures:
-        head.append("- No replay misses and no failures.")
-    sections = [
-        _md_misses(view, links),
-        _md_flaky(view),
-        _md_failures(view, links),
-        _md_not_evaluated(view, links),
-        _md_policy(view),
-        _md_fixtures(view),
-        _md_paths(view),
-        _md_freshness(view),
-    ]
-    return head, [s for s in sections if s.rows]
-
-
-def _md_misses(view: _View, links: _Links) -> _Section:
-    rows = []
-    for test in view.misses:
-        miss = test["replay"].get("miss") or {}
-        message = view.clean(miss.get("message")) or f"{test['replay']['misses']} replay miss(es)"
-        rows.append(f"| {links.location(*miss_location(test))} | {_code(test['id'])} | {_code(message)} |")
-    header = ["", "| Where | Test | Miss |", "|---|---|---|"]
-    return _Section(f"### Replay misses ({len(rows)})", rows, header)
-
-
-def _md_flaky(view: _View) -> _Section:
-    """Tests whose repeated runs (`--attest-repeat`) sent different requests, once per test."""
-    flaky = _flaky(view.report)
-    rows = [f"| {_code(test)} | {_code(how)} |" for test, how in flaky.items()]
-    header = ["", "Replayed several times, these sent different requests from run to run:", "",
-              "| Test | How the runs differed |", "|---|---|"]  # fmt: skip
-    return _Section(f"### Flaky agents ({len(rows)})", rows, header)
-
-
-def _flaky(report: Report) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for test in report["tests"]:
-        how = (test.get("replay") or {}).get("flaky")
-        if how:
-            found.setdefault(base_id(test["id"])[0], how)
-    return found
-
-
-def _md_failures(view: _View, links: _Links) -> _Section:
-    rows = []
-    for test in view.failures:
-        where = links.location(test["file"], test["line"], in_table=False)
-        title = f"- {where} {_code(test['id'], in_table=False)} ({test['outcome']})"
-        message = view.clean(test.get("message"))
-        if message:
-            message = message if len(message) <= BLOCK_CHARS else message[: BLOCK_CHARS - 1] + "…"
-            # A word joiner keeps a line of the message from reading as an HTML comment such as the
-            # sticky marker to a program searching the body; the fence shows it as it was.
-            message = message.replace("<!--", "<\u2060!--")
-            opening, closing = _fence(message)
-            rows.append(
-                "\n".join([title, f"  {opening}", *(f"  {m}" for m in message.splitlines()), f"  {closing}"])
-            )
-        else:
-            rows.append(title)
-    return _Section(f"### Failures ({len(rows)})", rows, [""])
-
-
-def _md_not_evaluated(view: _View, links: _Links) -> _Section:
-    rows = [
-        f"| {links.location(t['file'], t['line'])} | {_code(t['id'])} | {_code(view.clean(t.get('reason')))} |"
-        for t in view.not_evaluated
-    ]
-    header = ["", "| Where | Test | Reason |", "|---|---|---|"]
-    return _Section(f"### Not evaluated ({len(rows)})", rows, header)
-
-
-def _tests_cell(ids: list[str], shown: int = 3) -> str:
-    if not ids:
-        return "—"
-    more = f" +{len(ids) - shown} more" if len(ids) > shown else ""
-    return ", ".join(_code(i) for i in ids[:shown]) + more
-
-
-def _md_policy(view: _View) -> _Section:
-    if not view.verdict:
-        return _Section("", [])
-    rows = []
-    for r in view.verdict["rules"]:
-        result = {"ok": "ok", "blocked": "**blocked**", "not_evaluated": "**not evaluated**"}[r["status"]]
-        detail = f" ({_cell(r['detail'])})" if r.get("detail") else ""
-        rows.append(
-            f"| {r['rule']} | {_code(r['scope'])} | {_fmt_limit(r['limit'])} | {_fmt_limit(r['actual'])} "
-            f"| {result}{detail} | {_tests_cell(r['tests'])} |"
-        )
-    header = ["", "| Rule | Scope | Limit | Actual | Result | Tests |", "|---|---|---|---|---|---|"]
-    return _Section(f"### Policy: {view.verdict['verdict'].replace('_', ' ')}", rows, header)
 
 
 def _fixture_rows(change: dict[str, Any], cell: Callable[[str], str]) -> list[tuple[str, ...]]:
@@ -563,59 +816,6 @@ def _short(digest: str | None) -> str:
     return digest.removeprefix("sha256:")[:7] if digest else "none"
 
 
-def _md_fixtures(view: _View) -> _Section:
-    rows = [f"| {' | '.join(cells)} |" for c in view.fixture_changes for cells in _fixture_rows(c, _code)]
-    header = [
-        "",
-        "What the re-recorded fixtures in this change altered:",
-        "",
-        "| Fixture | Call | Change | Components | Response |",
-        "|---|---|---|---|---|",
-    ]
-    return _Section(f"### Re-recorded fixtures ({len(view.fixture_changes)})", rows, header)
-
-
-def _md_paths(view: _View) -> _Section:
-    """Each re-recorded fixture's calls, base against head, and each missed fixture's recorded calls
-    with the call that missed marked, as collapsed Mermaid diagrams. Labels keep an alphabet without
-    backticks or markup (`fixtures.sequence.label`)."""
-    rows = [
-        _diagram(f"{label(c['name'])}: {label(c['status'])}", [Marked.of_json(r) for r in c["path"]])
-        for c in view.fixture_changes
-        if c.get("path")
-    ]
-    recorded = view.report["summary"].get("fixtures") or {}
-    for test in view.misses:
-        replay = test["replay"]
-        miss = replay.get("miss") or {}
-        rows_of = (recorded.get(miss.get("fixture") or "") or {}).get("path")
-        if rows_of:
-            where = f"model call {replay.get('replayed', 0) + 1}"
-            title = f"{label(name_of(miss['fixture']))}: missed at {where} in {html.escape(test['id'])}"
-            rows.append(
-                _diagram(title, missed_at(rows_of, replay.get("replayed", 0), miss.get("component") or ""))
-            )
-    return _Section(f"### The agent's path ({len(rows)})", rows, [""])
-
-
-def _diagram(title: str, marked: list[Marked]) -> str:
-    return f"<details><summary>{title}</summary>\n\n```mermaid\n{mermaid(marked)}\n```\n\n</details>"
-
-
-def _md_freshness(view: _View) -> _Section:
-    """Each replayed fixture's age and the models that answered, the oldest first (what trimming
-    keeps), so a reviewer sees what the replays stand in for."""
-    recorded = view.report["summary"].get("fixtures") or {}
-    aged = sorted(recorded.items(), key=lambda item: -(age_days(item[1]["recorded_at"]) or 0))
-    rows = [
-        f"| {_code(name_of(path))} | {_age_words(facts['recorded_at'])} | "
-        f"{', '.join(_code(label(m, 80)) for m in facts['models']) or '—'} |"
-        for path, facts in aged
-    ]
-    header = ["", "| Fixture | Recorded | Models (asked → answered) |", "|---|---|---|"]
-    return _Section(f"### Fixtures replayed ({len(rows)})", rows, header)
-
-
 def _age_words(recorded_at: str | None) -> str:
     age = age_days(recorded_at)
     return (
@@ -623,59 +823,9 @@ def _age_words(recorded_at: str | None) -> str:
     )
 
 
-# --- text ----------------------------------------------------------------------------------------
-
-
 def _flat(text: str | None, limit: int = CELL_CHARS) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _text(view: _View, links: None) -> tuple[list[str], list[_Section]]:
-    del links
-    report = view.report
-    head = [
-        report_summary_line(report),
-        f"tests: {_outcome_counts(report)}",
-        f"egress: {_egress_words(report)}",
-        *(f"drift: {line}" for line in _drift_words(report)),
-    ]
-    if view.verdict:
-        head.append(
-            f"policy: {view.verdict['verdict']}{_blocking_rules(view.verdict)} ({view.verdict['policy']})"
-        )
-    misses = []
-    for t in view.misses:
-        miss = t["replay"].get("miss") or {}
-        message = view.clean(miss.get("message")) or f"{t['replay']['misses']} replay miss(es)"
-        misses.append(f"  {_where(*miss_location(t))}  {t['id']}\n    {_flat(message)}")
-    failures = [
-        f"  {_where(t['file'], t['line'])}  {t['id']} ({t['outcome']})"
-        + (f"\n    {_flat(view.clean(t.get('message')), BLOCK_CHARS)}" if t.get("message") else "")
-        for t in view.failures
-    ]
-    skipped = [
-        f"  {_where(t['file'], t['line'])}  {t['id']}: {_flat(view.clean(t.get('reason'))) or 'not evaluated'}"
-        for t in view.not_evaluated
-    ]
-    changes = [
-        "  " + "  ".join(cells) for c in view.fixture_changes for cells in _fixture_rows(c, lambda s: s)
-    ]
-    sections = [
-        _Section(f"replay misses ({len(misses)}):", misses),
-        _Section(f"failures ({len(failures)}):", failures),
-        _Section(f"not evaluated ({len(skipped)}):", skipped),
-        _policy_text(view.verdict),
-        _Section(f"re-recorded fixtures ({len(view.fixture_changes)}):", changes),
-    ]
-    return head, [s for s in sections if s.rows]
-
-
-def _policy_text(verdict: dict[str, Any] | None) -> _Section:
-    if not verdict:
-        return _Section("", [])
-    header, *rows = _verdict_rows(verdict)
-    return _Section(f"policy: {verdict['verdict']}", rows, [header])
 
 
 # --- the policy verdict on its own (`attest policy evaluate`) --------------------------------------
