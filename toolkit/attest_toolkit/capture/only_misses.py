@@ -23,9 +23,9 @@ from ..errors import UsageError
 from ..fixtures.document import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
 from ..normalize import Exchange
 from ..normalize.served import key_as_sent, restore, restore_bytes
+from ..proxy.http import sent_of, serve_recording
 from ..replay import index as store
 from ..replay.session import Session
-from ..replay.webapp import sent_of, serve_recording
 
 
 class ReplayFirst:

@@ -30,9 +30,9 @@ from ..normalize.served import key_as_sent
 from ..normalize.walk import literal_key
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
+from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..replay.diagnose import Miss, escape, what_of
 from ..replay.index import Recording
-from ..replay.webapp import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..report.progress import counted
 from .only_misses import ReplayFirst
 from .recorder import (

@@ -51,9 +51,9 @@ from ..normalize import Exchange, Templater, parse_body, request_content
 from ..providers import RECORDED, error_body, error_headers, route
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.env import CREDENTIAL_VARS, placeholder_credentials, proxy_env
+from ..proxy.env import CREDENTIAL_VARS, PLACEHOLDER_KEY, placeholder_credentials, proxy_env
+from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import LiveForwarder, reason_of
-from ..replay.server import PLACEHOLDER_KEY
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import HttpTool, declarations, parse_tools, specs_of
 from ..tools.record import ToolRecorder
@@ -63,7 +63,6 @@ from .only_misses import ReplayFirst
 PROVIDERS = RECORDED
 _STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
 _SHUTDOWN_TIMEOUT = 5.0
-MAX_BODY = 64 * 1024 * 1024
 
 
 class CaptureFailed(AttestError):
@@ -168,12 +167,13 @@ class RecordingApp:
         self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         self.tools.add_routes(app)  # before the provider route, which would take `tool` as a provider
         app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
         app.on_response_prepare.append(mark_started)
         app.on_cleanup.append(lambda _app: self.live.close())
-        return self.gate.app(app, MAX_BODY)  # only the command this run started may add to the fixture
+        # only the command this run started may add to the fixture
+        return self.gate.app(app, MAX_REQUEST_BYTES)
 
     def child_env(self) -> dict[str, str]:
         own = listeners.handed_out(self.base_url, self.live.listeners_env)

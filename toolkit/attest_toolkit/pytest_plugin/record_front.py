@@ -25,8 +25,8 @@ from ..errors import AttestError
 from ..fixtures.document import new_source
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
+from ..proxy.http import MAX_REQUEST_BYTES, miss_response
 from ..proxy.live import LiveForwarder
-from ..replay.webapp import MAX_REQUEST_BYTES, miss_response
 from ..report.progress import ProgressLine
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings
