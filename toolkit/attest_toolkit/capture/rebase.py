@@ -35,14 +35,8 @@ from ..replay.diagnose import Miss, escape, what_of
 from ..replay.index import Recording
 from ..report.progress import counted
 from .only_misses import ReplayFirst
-from .recorder import (
-    CaptureFailed,
-    capture_secrets,
-    describe_exit,
-    header_credentials,
-    offline_env,
-    run_child,
-)
+from .proxy import header_credentials, offline_env
+from .run import CaptureFailed, capture_secrets, describe_exit, run_child
 
 # Where a tool result names the call it answers: Anthropic's tool_result, chat's tool message, and
 # the Responses API's function_call_output.

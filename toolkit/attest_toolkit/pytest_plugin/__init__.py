@@ -45,8 +45,8 @@ T = TypeVar("T")
 pytest_plugins = ["attest_toolkit.pytest_plugin.vcr"]  # pytest-recording's vcr marker, on attest
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from ..capture.proxy import RecordingApp
     from ..capture.rebase import Rebaser
-    from ..capture.recorder import RecordingApp
     from .record_front import RecordingFront
 
 
@@ -213,7 +213,7 @@ class ReplayHandle:
     def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
         """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
         that call providers send and keep what it does not hold."""
-        from ..capture.recorder import RecordingApp  # loaded already: the recording front runs on it
+        from ..capture.proxy import RecordingApp  # loaded already: the recording front runs on it
 
         kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
         recording = (  # a rebase calls nothing, so it records nothing
