@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import openai
-from attest_toolkit.pytest_plugin import lane as lane_http
+from attest_toolkit.pytest_plugin import lane
 from common import (
     OPENAI,
     Route,
@@ -185,11 +185,11 @@ def measure(workdir: Path, size: Size) -> dict[str, Samples]:
 
         def lane_block(calls: int, out: Samples) -> None:
             # What the pytest helper does while a test's session is open; HTTP again afterwards.
-            lane_http.route(eng.url, eng.lane)
+            lane.route(eng.url, eng.lane)
             try:
                 block(in_runner, in_runner, calls, out)
             finally:
-                lane_http.unroute_all()
+                lane.unroute_all()
 
         turns: list[tuple[str, Callable[[int, Samples], None]]] = [
             ("engine", lambda calls, out: block(ours, ours, calls, out)),
@@ -317,16 +317,16 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
         sep = separation(workdir, Route.of(first), fixture, workdir / "vcr" / "stream.yaml")
     except ProbeError as exc:
         sep = Separation(f"no ({exc})", "not measured", "not measured", f"no ({exc})", "not measured")
-    eng, lane, flo, vcr_ = results["engine"], results["lane"], results["floor"], results["vcrpy"]
+    eng, laned, flo, vcr_ = results["engine"], results["lane"], results["floor"], results["vcrpy"]
     rows = []
     for label, pick in (("non-streamed", "plain"), (f"streamed ({WORDS + 4} events)", "stream")):
-        ours, in_runner, floor, vcr_value = (median(getattr(s, pick)) for s in (eng, lane, flo, vcr_))
+        ours, in_runner, floor, vcr_value = (median(getattr(s, pick)) for s in (eng, laned, flo, vcr_))
         rows.append(row(f"{label}: engine vs floor", ours, floor, TARGET))
         rows.append(row(f"{label}: engine vs vcrpy", ours, vcr_value))
         rows.append(
             row(f"{label}, in the test runner's process (lane): engine vs vcrpy", in_runner, vcr_value, 1.0)
         )
-    first = [median(s.first_event) for s in (eng, lane, flo, vcr_)]
+    first = [median(s.first_event) for s in (eng, laned, flo, vcr_)]
     rows.append(row("time to first SSE event: engine vs floor", first[0], first[2]))
     rows.append(row("time to first SSE event: engine vs vcrpy", first[0], first[3]))
     rows.append(row("time to first SSE event, lane: engine vs vcrpy", first[1], first[3]))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from attest_toolkit.pytest_plugin import lane as lane_http
+from attest_toolkit.pytest_plugin import lane
 from attest_toolkit.pytest_plugin.record import point_at, restore
 from attest_toolkit.replay.client import EngineProcess
 from common import (
@@ -236,7 +236,7 @@ def replay_costs(projects: dict[str, Path], tests: int) -> dict[str, float]:
 
     def attest(i: int) -> None:
         sid, env = engine.open_session([fixtures / f"flow-{i}.attest.json"], "strict", False)
-        lane_http.route(engine.url, engine.lane)  # as the pytest helper does: the test's calls skip HTTP
+        lane.route(engine.url, engine.lane)  # as the pytest helper does: the test's calls skip HTTP
         before = point_at(env)
         try:
             assert agent.run_flow(agent.client(), i) == answer.format(i)
@@ -260,7 +260,7 @@ def replay_costs(projects: dict[str, Path], tests: int) -> dict[str, float]:
             for name, body in variants.items():
                 seconds[name].append(timed(lambda b=body, n=i: b(n)))
     finally:
-        lane_http.unroute_all()
+        lane.unroute_all()
         engine.stop()
         restore(saved)
     return {name: median(values[1:]) for name, values in seconds.items()}  # the first pays imports

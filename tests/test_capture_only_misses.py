@@ -15,8 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from attest_toolkit.capture import recorder as capturing
 from attest_toolkit.capture.only_misses import ReplayFirst
+from attest_toolkit.capture.proxy import RecordingApp
+from attest_toolkit.capture.run import CaptureFailed, conclude
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.report.progress import ProgressLine
@@ -166,13 +167,13 @@ def test_only_misses_is_a_refresh_flag(tmp_path):
 def test_a_partial_refresh_writes_nothing_over_a_fixture_changed_while_it_ran(fixtures_dir):
     path = write_fixture(fixtures_dir, "t", [exchange(chat_request("Say hello"), chat_response("Hello!"))])
     base = ReplayFirst(path, Secrets.of([]))
-    app = capturing.RecordingApp(Secrets.of([]), {}, ProgressLine(io.StringIO(), live=False), base=base)
+    app = RecordingApp(Secrets.of([]), {}, ProgressLine(io.StringIO(), live=False), base=base)
     base.entries.extend(fx.model_interactions(base.doc))  # the run replayed the one call
     doc = fx.read_fixture(path)
     fx.write_fixture(path, {**doc, "source": {**doc["source"], "recorded_at": "2020-01-02T03:04:05Z"}})
     meanwhile = path.read_bytes()  # another writer (a second pytest worker) changed the file
-    with pytest.raises(capturing.CaptureFailed, match="the fixture changed while this refresh ran"):
-        capturing.conclude(app, fx.new_source(["pytest", "t.py::t"]), "t", path, 0, False)
+    with pytest.raises(CaptureFailed, match="the fixture changed while this refresh ran"):
+        conclude(app, fx.new_source(["pytest", "t.py::t"]), "t", path, 0, False)
     assert path.read_bytes() == meanwhile
 
 

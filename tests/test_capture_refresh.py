@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import scripted
-from attest_toolkit.capture import recorder as capturing
+from attest_toolkit.capture.refresh import RefreshPlan, confirm_refresh, quote_command
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.errors import UsageError
 from attest_toolkit.fixtures import document as fx
@@ -71,7 +71,7 @@ def test_refresh_with_yes_prints_the_command_reruns_it_and_replaces_the_fixture(
     lines = proc.stderr.splitlines()
     # Stored with `python` for the interpreter's absolute path, and re-run with attest's own python.
     stored = ["python", *agent("chat")[1:]]
-    assert lines[0] == f"attest capture: recorded command: {capturing.quote_command(stored)}"
+    assert lines[0] == f"attest capture: recorded command: {quote_command(stored)}"
     assert lines[1] == "attest capture: flags: (none)"
     assert lines[-1] == f"attest capture: 1 call recorded; wrote {fixtures_dir / 't.attest.json'}"
     assert proc.stdout == "chat answer: second answer\n"
@@ -217,21 +217,21 @@ def test_refresh_of_a_missing_or_commandless_fixture_exits_3(fixtures_dir):
 
 def test_the_printed_command_shows_control_characters_instead_of_obeying_them():
     argv = ["python", "agent.py", "--note", "it's fine", "a\x1b[2K\rb", "tab\there", "\u202eevil"]
-    assert capturing.quote_command(argv) == (
+    assert quote_command(argv) == (
         "python agent.py --note 'it'\"'\"'s fine' $'a\\x1b[2K\\rb' $'tab\\there' $'\\u202eevil'"
     )
 
 
 def test_confirmation_needs_a_terminal_or_yes():
-    plan = capturing.RefreshPlan("t", None, Path("t.attest.json"), ["python", "a.py"], True)
+    plan = RefreshPlan("t", None, Path("t.attest.json"), ["python", "a.py"], True)
     out = io.StringIO()
     with pytest.raises(UsageError):
-        capturing.confirm_refresh(plan, False, io.StringIO("y\n"), out)  # a StringIO is no terminal
+        confirm_refresh(plan, False, io.StringIO("y\n"), out)  # a StringIO is no terminal
     assert (
         out.getvalue()
         == "attest capture: recorded command: python a.py\nattest capture: flags: --expect-fail\n"
     )
-    capturing.confirm_refresh(plan, True, io.StringIO(""), io.StringIO())
+    confirm_refresh(plan, True, io.StringIO(""), io.StringIO())
 
 
 # --- SIGKILL in the middle of a run ---------------------------------------------------------------

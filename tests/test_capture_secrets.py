@@ -14,7 +14,8 @@ from urllib.parse import parse_qs, quote
 
 import pytest
 import requests
-from attest_toolkit.capture import recorder as capturing
+from attest_toolkit.capture.proxy import RecordingProxy
+from attest_toolkit.capture.run import capture_secrets, conclude
 from attest_toolkit.credentials.scan import TOKEN_PATTERNS, Secrets
 from attest_toolkit.errors import AttestError
 from attest_toolkit.fixtures.document import new_fixture, new_source, read_fixture
@@ -72,12 +73,12 @@ def capture_one_call(cwd: Path, upstream: FakeUpstream, request: dict, query: st
     """One call through the recording proxy, then the fixture written as `attest capture` writes it."""
     env = {"ATTEST_OPENAI_UPSTREAM": upstream.url}
     quiet = ProgressLine(stream=io.StringIO(), live=False)
-    with capturing.RecordingProxy(capturing.capture_secrets(env, cwd), env, quiet) as proxy:
+    with RecordingProxy(capture_secrets(env, cwd), env, quiet) as proxy:
         url = f"{proxy.app.base_url}/openai/v1/chat/completions?{query}"
         response = requests.post(url, json=request, headers=headers, timeout=30)
         assert response.status_code == 200
     path = cwd / "fixtures" / "t.attest.json"
-    capturing.conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
+    conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
     return path
 
 
@@ -126,12 +127,12 @@ SPLIT_KEY = st.from_regex(
 def capture_raw(cwd: Path, upstream: FakeUpstream, body: bytes, content_type: str) -> Path:
     env = {"ATTEST_OPENAI_UPSTREAM": upstream.url}
     quiet = ProgressLine(stream=io.StringIO(), live=False)
-    with capturing.RecordingProxy(capturing.capture_secrets(env, cwd), env, quiet) as proxy:
+    with RecordingProxy(capture_secrets(env, cwd), env, quiet) as proxy:
         url = f"{proxy.app.base_url}/openai/v1/chat/completions"
         response = requests.post(url, data=body, headers={"content-type": content_type}, timeout=30)
         assert response.status_code == 200
     path = cwd / "fixtures" / "t.attest.json"
-    capturing.conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
+    conclude(proxy.app, new_source(["python", "agent.py"]), "t", path, 0, expect_fail=False)
     return path
 
 

@@ -7,7 +7,7 @@ import threading
 
 import openai
 from aiohttp import web
-from attest_toolkit.capture.recorder import RecordingProxy
+from attest_toolkit.capture.proxy import RecordingProxy
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.replay.server import Engine
 from conftest import chat_request, chat_response, clean_env, exchange, write_fixture

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attest_toolkit.capture.recorder import LiveCost, live_cost_line
+from attest_toolkit.capture.proxy import LiveCost
+from attest_toolkit.capture.run import live_cost_line
 from conftest import (
     agent_cmd,
     calls_file,

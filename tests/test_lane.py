@@ -19,7 +19,7 @@ import httpx2
 import openai
 import pytest
 from attest_toolkit.credentials.scan import REDACTED
-from attest_toolkit.pytest_plugin import lane as lane_http
+from attest_toolkit.pytest_plugin import lane
 from attest_toolkit.replay.client import EngineProcess
 from attest_toolkit.replay.lane import FD_VAR
 from blockbuster import blockbuster_ctx
@@ -48,7 +48,7 @@ def engine() -> Iterator[EngineProcess]:
     try:
         yield proc
     finally:
-        lane_http.unroute_all()
+        lane.unroute_all()
         proc.stop()
 
 
@@ -61,7 +61,7 @@ def fixture(fixtures_dir: Path) -> Path:
 
 def open_routed(engine: EngineProcess, path: Path) -> tuple[str, dict[str, str]]:
     sid, env = engine.open_session([path], "strict", True)
-    lane_http.route(engine.url, engine.lane)  # what the pytest helper does once a session is open
+    lane.route(engine.url, engine.lane)  # what the pytest helper does once a session is open
     return sid, env
 
 
@@ -181,7 +181,7 @@ def test_a_hit_over_the_lane_is_the_answer_http_gives(engine, fixture):
     sid, env = open_routed(engine, fixture)
     over_lane = [raw_answer(env, chat_request()), raw_answer(env, chat_request(stream=True))]
     engine.close_session(sid)
-    lane_http.unroute_all()
+    lane.unroute_all()
     sid, env = engine.open_session([fixture], "strict", True)  # the same recordings, over HTTP
     over_http = [raw_answer(env, chat_request()), raw_answer(env, chat_request(stream=True))]
     engine.close_session(sid)
@@ -260,7 +260,7 @@ def test_an_engine_that_does_not_serve_the_lane_is_used_over_http(tmp_path, fixt
         assert connections(client) == 1
         assert engine.close_session(sid)["replayed"] == 1
     finally:
-        lane_http.unroute_all()
+        lane.unroute_all()
         engine.stop()
 
 
@@ -281,14 +281,14 @@ def test_other_addresses_are_untouched_and_httpx_gets_its_methods_back(engine, f
     client = openai.OpenAI(base_url=elsewhere, api_key="x", max_retries=0)
     assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
     assert connections(client) == 1
-    lane_http.unroute_all()
+    lane.unroute_all()
     assert (httpx2.HTTPTransport.handle_request, httpx2.AsyncHTTPTransport.handle_async_request) == original
 
 
-@pytest.mark.parametrize("lane", ["on", "off"])
-def test_the_pytest_helper_answers_the_tests_own_client_over_the_lane(pytester, monkeypatch, lane):
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_the_pytest_helper_answers_the_tests_own_client_over_the_lane(pytester, monkeypatch, setting):
     scrub(monkeypatch)
-    monkeypatch.setenv(lane_http.OFF_VAR, lane)
+    monkeypatch.setenv(lane.OFF_VAR, setting)
     fixtures = pytester.path / "tests" / "attest" / "fixtures"
     write_fixture(fixtures, "hello", [exchange(chat_request(), chat_response("Hello!"))])
     pytester.makepyfile(
@@ -300,7 +300,7 @@ def test_hello(attest_replay):
         client = openai.OpenAI(max_retries=0)
         reply = client.chat.completions.create(**{chat_request()!r})
     assert reply.choices[0].message.content == "Hello!"
-    assert len(client._client._transport._pool.connections) == {0 if lane == "on" else 1}
+    assert len(client._client._transport._pool.connections) == {0 if setting == "on" else 1}
 """
     )
     result = pytester.runpytest_subprocess("--attest-replay=strict", "-p", "no:randomly")
@@ -330,7 +330,7 @@ def test_a_secret_from_env_is_redacted_in_the_lanes_key_as_in_the_engines(
         assert connections(client) == 0
         assert engine.close_session(sid)["replayed"] == 1
     finally:
-        lane_http.unroute_all()
+        lane.unroute_all()
         engine.stop()
 
 
@@ -347,13 +347,13 @@ def test_a_library_that_patches_httpx_too_keeps_its_patch_and_the_lane_comes_bac
 
     for _ in range(3):  # three tests that use the mock, each with its session
         monkeypatch.setattr(httpx2.HTTPTransport, "handle_request", mocked)
-        lane_http.route(engine.url, engine.lane)  # a session opens while the mock is in place
+        lane.route(engine.url, engine.lane)  # a session opens while the mock is in place
         client = openai_client(env)
         assert client.chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
         assert connections(client) == 0
         monkeypatch.undo()  # the mock's teardown
-    lane_http.route(engine.url, engine.lane)
+    lane.route(engine.url, engine.lane)
     assert httpx2.HTTPTransport.handle_request._attest_lane_wraps is real  # never stacked
-    lane_http.unroute_all()
+    lane.unroute_all()
     assert httpx2.HTTPTransport.handle_request is real
     assert engine.close_session(sid)["replayed"] == 3

@@ -11,6 +11,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.remote.backend import Backend, StoreError
+from attest_toolkit.fixtures.remote.pinned import fetch, object_key
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from report_factory import make_report
 from s3_server import S3
@@ -412,3 +416,41 @@ def test_a_downloaded_run_replays_both_channels_end_to_end(tmp_path, s3, bucket,
     replayed = replay(tmp_path, "weather", agent("--mcp-mode", "legacy"), CI="true")  # no store, no server
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.splitlines() == [FORECAST_LINE, ANSWER, REPLAYED]
+
+
+class MemoryStore:
+    """Another object store: one class with the `Backend` methods, nothing of the S3 client."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def keys(self, prefix: str) -> list[str]:
+        return sorted(k for k in self.objects if k.startswith(prefix))
+
+    def get(self, key: str, limit: int) -> bytes:
+        if key not in self.objects:
+            raise StoreError("no such object", self.url(key))
+        return self.objects[key][: limit + 1]
+
+    def exists(self, key: str) -> bool:
+        return key in self.objects
+
+    def put(self, key: str, data: bytes, content_type: str = "application/json") -> None:
+        self.objects[key] = data
+
+    def url(self, key: str) -> str:
+        return f"memory://{key}"
+
+
+def test_a_pinned_fixture_is_fetched_from_any_backend_and_checked_by_its_digest(tmp_path: Path) -> None:
+    doc = pinned_fixture(tmp_path, "alpha", "The refund is approved.")
+    store: Backend = MemoryStore()
+    key = object_key("attest", "alpha", doc["digest"])
+    store.put(key, fx.dumps(doc).encode("utf-8"))
+
+    assert fetch(store, "attest", "alpha", doc["digest"], Secrets.of([])) == doc
+
+    store.put(key, fx.dumps(doc).replace("approved", "denied").encode("utf-8"))
+    with pytest.raises(StoreError, match="digest mismatch") as refused:
+        fetch(store, "attest", "alpha", doc["digest"], Secrets.of([]))
+    assert f"memory://{key}" in str(refused.value)

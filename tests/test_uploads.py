@@ -9,7 +9,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from attest_toolkit.capture.recorder import capture
+from attest_toolkit.capture.run import capture
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.fixtures.importer import import_cassettes

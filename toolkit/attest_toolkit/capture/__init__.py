@@ -1,3 +1,3 @@
-"""Recording: the recording proxy and `attest capture`, refreshing only what missed, rebase,
-the spend ceiling.
+"""Recording: the recording proxy, `attest capture` running a command through it, the refresh,
+refreshing only what missed, rebase, the spend ceiling.
 """

@@ -23,9 +23,9 @@ from ..errors import UsageError
 from ..fixtures.document import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
 from ..normalize import Exchange
 from ..normalize.served import key_as_sent, restore, restore_bytes
-from ..replay import index as store
+from ..proxy.http import sent_of, serve_recording
+from ..replay.index import Recording, load
 from ..replay.session import Session
-from ..replay.webapp import sent_of, serve_recording
 
 
 class ReplayFirst:
@@ -45,7 +45,7 @@ class ReplayFirst:
                 "has a tool channel, which neither a partial refresh nor a rebase merges; refresh it whole",
                 path,
             )
-        loaded = store.load(path, secrets)
+        loaded = load(path, secrets)
         self.session = Session(
             [loaded], "strict", match=match, secrets=secrets if match == "lenient" else None
         )
@@ -55,7 +55,7 @@ class ReplayFirst:
         }
         self.entries: list[Interaction] = []  # every call of the run, in order: replayed and new
 
-    def interaction(self, found: store.Recording) -> Interaction:
+    def interaction(self, found: Recording) -> Interaction:
         """The interaction in the file that `found` was loaded from."""
         return self._interaction[id(found)]
 
@@ -78,7 +78,7 @@ class ReplayFirst:
         """The recording this call still matches, served; None when it misses (it goes live)."""
         rk, path = key_as_sent(sent_of(request, provider, path, raw), self.session.served, self.secrets)
         found = self.session.lookup(rk.key, rk.hashes, rk.model, f"{request.method} {path}")
-        if not isinstance(found, store.Recording):
+        if not isinstance(found, Recording):
             return None
         self.session.counters.replayed += 1
         self.entries.append(self.interaction(found))

@@ -31,19 +31,13 @@ from ..normalize.walk import literal_key
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
+from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..replay.diagnose import Miss, MissKind, escape, what_of
 from ..replay.index import Recording
-from ..replay.webapp import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..report.progress import counted
 from .only_misses import ReplayFirst
-from .recorder import (
-    CaptureFailed,
-    capture_secrets,
-    describe_exit,
-    header_credentials,
-    offline_env,
-    run_child,
-)
+from .proxy import header_credentials, offline_env
+from .run import CaptureFailed, capture_secrets, describe_exit, run_child
 
 # Where a tool result names the call it answers: Anthropic's tool_result, chat's tool message, and
 # the Responses API's function_call_output.

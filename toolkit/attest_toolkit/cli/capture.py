@@ -8,8 +8,10 @@ from pathlib import Path
 
 import typer
 
-from ..capture import recorder as capturing
 from ..capture import spend
+from ..capture.refresh import confirm_refresh, plan_refresh
+from ..capture.refresh import refresh as run_refresh
+from ..capture.run import capture as run_capture
 from ..errors import UsageError
 from ..fixtures import document as fx
 
@@ -132,13 +134,13 @@ def capture(
     ceiling = spend.parse_ceiling(max_cost_usd)
     env = {**os.environ, **({spend.VARIABLE: repr(ceiling)} if ceiling is not None else {})}
     if refresh:
-        plan = capturing.plan_refresh(refresh, fixtures_dir)
+        plan = plan_refresh(refresh, fixtures_dir)
         if ceiling is not None:
             spend.check_estimate(fx.read_fixture(plan.path), ceiling, str(plan.path))
-        capturing.confirm_refresh(plan, yes, sys.stdin, sys.stderr, only_misses)
-        capturing.refresh(plan, only_misses=only_misses, env=env)
+        confirm_refresh(plan, yes, sys.stdin, sys.stderr, only_misses)
+        run_refresh(plan, only_misses=only_misses, env=env)
     else:
-        capturing.capture(
+        run_capture(
             command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool, env=env
         )
     return 0

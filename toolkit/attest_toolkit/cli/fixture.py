@@ -12,13 +12,12 @@ import typer
 
 from ..capture import rebase as rebasing
 from ..errors import AttestError, UsageError
-from ..fixtures import catalog as fixture_catalog
-from ..fixtures import ctxmesh, importer
+from ..fixtures import catalog, ctxmesh, importer
 from ..fixtures import document as fx
-from ..fixtures import verify as fixture_verify
 from ..fixtures.remote import ctxmesh_run, pinned
 from ..fixtures.remote.client import DEFAULT_BUCKET, config_from_env
 from ..fixtures.sequence import diagram
+from ..fixtures.verify import seal_fixture, verify_fixture
 from ..fixtures.view import describe
 from ..replay import last_miss as kept_miss
 from ..report.progress import ProgressLine, counted
@@ -165,13 +164,13 @@ def show(
 
 def list_(fixtures_dir: Path | None = FIXTURES_DIR, fmt: ListFormat = LIST_FORMAT) -> int:
     """List the fixtures: name, age, calls, models, tools, size and source (a bad file: exit 3)."""
-    entries, errors = fixture_catalog.catalog(fixtures_dir or fx.DEFAULT_DIR)
+    entries, errors = catalog.catalog(fixtures_dir or fx.DEFAULT_DIR)
     for error in errors:
         print(f"attest: {error}", file=sys.stderr)
     if fmt is ListFormat.json:
-        print(fixture_catalog.as_json(entries))
+        print(catalog.as_json(entries))
     else:
-        print(fixture_catalog.table(entries))
+        print(catalog.table(entries))
     return EXIT_BAD_FIXTURE if errors else EXIT_OK
 
 
@@ -194,7 +193,7 @@ def verify(paths: list[Path] = PATHS) -> int:
     failed = 0
     for path in paths:
         try:
-            result = fixture_verify.verify_fixture(path)
+            result = verify_fixture(path)
         except AttestError as exc:
             failed += 1
             print(f"attest: {exc}", file=sys.stderr)
@@ -213,7 +212,7 @@ def seal(
     """Accept a deliberate hand edit: recompute the stored hashes and the digest, print what changed.
     Replay refuses a fixture whose digest does not match until it is sealed. Exit 0 ok; 3 a bad fixture."""
     path = resolve(name, fixtures_dir)
-    changes = fixture_verify.seal_fixture(path)
+    changes = seal_fixture(path)
     for change in changes:
         print(f"  {change}")
     print(f"attest fixture seal: {path}: " + ("sealed" if changes else "already sealed, nothing changed"))

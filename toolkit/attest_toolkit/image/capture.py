@@ -14,11 +14,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ..capture.recorder import Captured, RecordingProxy, capture_secrets, conclude
+from ..capture.proxy import RecordingProxy
+from ..capture.run import Captured, capture_secrets, conclude
 from ..fixtures.document import fixture_path, new_source
-from ..proxy.env import KEY_VARS
+from ..proxy.env import KEY_VARS, PLACEHOLDER_KEY
 from ..proxy.live import LiveForwarder
-from ..replay.server import PLACEHOLDER_KEY
 from ..tools.declare import parse_tools
 from .container import ImageRun
 from .netns import LoopbackNamespace

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
 from ..replay.server import Engine
-from ..report import build as reports
+from ..report.build import build_report, default_environment, replay_facts, write_report
 from ..sandbox.egress import Egress, egress_record
 from .container import ImageRun
 from .netns import LoopbackNamespace
@@ -69,7 +69,7 @@ def _shown(path: Path) -> str:
 
 def report_row(target: ImageRun, fixtures: list[Path], result: ImageReplay, code: int) -> dict[str, Any]:
     """The run as report-v2's one test row: passed, or failed with the first miss (or the exit code)."""
-    facts = reports.replay_facts([result.run.summary], (_shown(p) for p in fixtures))
+    facts = replay_facts([result.run.summary], (_shown(p) for p in fixtures))
     if "miss" in facts:
         facts["miss"].pop("not_evaluated", None)
     message = None
@@ -102,11 +102,11 @@ def replay_image(
     code = exit_code(result.run)
     if report is not None:
         row = report_row(target, fixtures, result, code)
-        built = reports.build_report(
+        built = build_report(
             [row],
             egress=result.egress,
-            environment=reports.default_environment("image"),
+            environment=default_environment("image"),
             duration=result.duration,
         )
-        reports.write_report(built, report)
+        write_report(built, report)
     return code

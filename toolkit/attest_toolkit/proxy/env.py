@@ -26,6 +26,9 @@ KEY_VARS: dict[str, str] = {p.name: p.key_var for p in PROVIDERS.values() if p.k
 CREDENTIAL_VARS: tuple[str, ...] = tuple(
     var for p in PROVIDERS.values() if p.key_var for var in (p.key_var, *p.placeholder_vars)
 )
+# The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
+# placeholder that can never match the engine's own key and so is never forwarded.
+PLACEHOLDER_KEY = "attest-replay-no-key"
 
 
 def placeholder_credentials(env: Mapping[str, str], placeholder: str) -> dict[str, str]:

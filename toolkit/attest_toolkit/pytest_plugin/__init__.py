@@ -28,12 +28,19 @@ from ..replay.client import EngineProcess
 from ..replay.repeat import base_id, divergence, run_label
 from ..replay.rerecord import fitted
 from ..replay.session import MATCHES, MODES, default_mode
-from ..report import build as reports
-from ..report.build import TOOL_COUNTS
+from ..report.build import (
+    MESSAGE_CHARS,
+    TOOL_COUNTS,
+    build_report,
+    default_environment,
+    redacted_clip,
+    replay_facts,
+    row_miss,
+    write_report,
+)
 from ..report.runner_rows import egress_facts
 from ..report.summary import run_end_lines
-from . import lane as lane_http
-from . import plain_clients, record
+from . import lane, plain_clients, record
 
 REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
 HANDLES = pytest.StashKey[list["ReplayHandle"]]()
@@ -45,8 +52,8 @@ T = TypeVar("T")
 pytest_plugins = ["attest_toolkit.pytest_plugin.vcr"]  # pytest-recording's vcr marker, on attest
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from ..capture.proxy import RecordingApp
     from ..capture.rebase import Rebaser
-    from ..capture.recorder import RecordingApp
     from .record_front import RecordingFront
 
 
@@ -213,7 +220,7 @@ class ReplayHandle:
     def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
         """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
         that call providers send and keep what it does not hold."""
-        from ..capture.recorder import RecordingApp  # loaded already: the recording front runs on it
+        from ..capture.proxy import RecordingApp  # loaded already: the recording front runs on it
 
         kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
         recording = (  # a rebase calls nothing, so it records nothing
@@ -230,7 +237,7 @@ class ReplayHandle:
             test=self.item.nodeid,
         )
         plain_clients.patch_loaded()
-        lane_http.patch_loaded()  # httpx asks plain_http there
+        lane.patch_loaded()  # httpx asks plain_http there
 
     def _open_session(self) -> None:
         # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
@@ -248,9 +255,9 @@ class ReplayHandle:
         )
         pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
         self._saved = record.point_at(pointed)  # tool servers' variables too
-        if not engine.lane.closed and lane_http.enabled():  # this process's own calls skip HTTP
-            lane_http.route(engine.url, engine.lane)
-        lane_http.patch_loaded()  # a client built before the block is caught going around it
+        if not engine.lane.closed and lane.enabled():  # this process's own calls skip HTTP
+            lane.route(engine.url, engine.lane)
+        lane.patch_loaded()  # a client built before the block is caught going around it
         blocks = self.mode == "strict" or plugin.no_live
         bypass.start(self.name, blocks=blocks)
         plain_http.start(
@@ -268,12 +275,12 @@ class ReplayHandle:
             return
         if self.plugin.front is not None:
             self._urls = record.swap_urls(self.plugin.front_saved)
-        lane_http.serve_hosts(prefix)
+        lane.serve_hosts(prefix)
 
     def _release_urls(self) -> None:
         if not self.keeps_urls:
             return
-        lane_http.serve_hosts(None)
+        lane.serve_hosts(None)
         record.restore(self._urls)
         self._urls = {}
 
@@ -429,7 +436,7 @@ class AttestPlugin:
             self._guard_installed = True
 
     def shutdown(self) -> None:
-        lane_http.unroute_all()
+        lane.unroute_all()
         plain_clients.unpatch_all()
         for engine in self.engines.values():
             engine.stop()
@@ -530,7 +537,7 @@ class AttestPlugin:
             report.user_properties.append((RECORDED, lines))
 
     def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
-        facts = reports.replay_facts(replays, (r["fixture"] for r in replays))
+        facts = replay_facts(replays, (r["fixture"] for r in replays))
         facts["keys"] = [k for r in replays for k in r.get("keys", [])]  # for --attest-repeat, not the row
         if "miss" in facts:
             location = self.miss_location(call)
@@ -593,7 +600,7 @@ class AttestPlugin:
             facts = dict(cast("dict[str, Any]", props[PROPERTY]))
             self.keys[report.nodeid] = facts.pop("keys", [])
             if "miss" in facts:
-                facts["miss"] = reports.row_miss(facts["miss"])
+                facts["miss"] = row_miss(facts["miss"])
             row["replay"] = facts
         outcome = self.outcome(report, props)
         if outcome is not None:
@@ -638,10 +645,10 @@ class AttestPlugin:
             return str(report.longrepr[2])
         crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
         if crash:
-            return reports.redacted_clip(str(crash), reports.MESSAGE_CHARS)
+            return redacted_clip(str(crash), MESSAGE_CHARS)
         text = report.longreprtext.strip()
         if text:
-            return reports.redacted_clip(text, reports.MESSAGE_CHARS, keep_end=True)
+            return redacted_clip(text, MESSAGE_CHARS, keep_end=True)
         return getattr(report, "wasxfail", None) or None
 
     def totals(self) -> dict[str, Any]:
@@ -686,12 +693,12 @@ class AttestPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):
             self.mark_flaky()
-            built = reports.build_report(
+            built = build_report(
                 list(self.rows.values()),
                 egress=egress_facts(self.guard),
-                environment=reports.default_environment("pytest"),
+                environment=default_environment("pytest"),
             )
-            reports.write_report(built, self.report_path)
+            write_report(built, self.report_path)
 
 
 PLUGIN = pytest.StashKey[AttestPlugin]()

@@ -2,7 +2,7 @@
 
 The provider variables point here from pytest_configure on (see `pytest_plugin.record`). The front routes
 each call to the `attest_replay` block that is running: a block that records has its own
-`capture.recorder.RecordingApp` (the user's key and upstream, redaction, the atomic write, and for `new` the
+`capture.proxy.RecordingApp` (the user's key and upstream, redaction, the atomic write, and for `new` the
 partial refresh of `capture.only_misses`); a block that rebases has a `capture.rebase.Rebaser`; a block that replays
 is forwarded to its session on the engine. A call made outside any block is answered with an error,
 never sent upstream.
@@ -19,15 +19,16 @@ from typing import Any
 from aiohttp import web
 
 from ..capture.only_misses import ReplayFirst
+from ..capture.proxy import RecordingApp, mark_started, offline_env
 from ..capture.rebase import Rebaser, written
-from ..capture.recorder import RecordingApp, capture_secrets, conclude, mark_started, offline_env
+from ..capture.run import capture_secrets, conclude
 from ..errors import AttestError
 from ..fixtures.document import new_source
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
+from ..proxy.http import MAX_REQUEST_BYTES, miss_response
 from ..proxy.live import LiveForwarder
-from ..replay.webapp import MAX_REQUEST_BYTES, miss_response
 from ..report.progress import ProgressLine
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings

@@ -30,7 +30,7 @@ from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
 from ..proxy.deadlines import Deadlines
-from ..proxy.env import placeholder_credentials, proxy_env
+from ..proxy.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
 from ..tools.declare import replay_env
 from . import last_miss
 from .ahead import Aheads
@@ -42,9 +42,6 @@ from .session import MATCHES, MODES, Mode, Session
 if TYPE_CHECKING:
     from aiohttp import web
 
-# The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
-# placeholder that can never match the engine's own key and so is never forwarded.
-PLACEHOLDER_KEY = "attest-replay-no-key"
 REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
 KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
 KEY_CACHE_BODY = 256 * 1024  # bytes: a larger call's key is computed each time

@@ -18,26 +18,20 @@ from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..providers import COUNTED, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
+from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
 from ..tools.replay import ToolReplay
 from . import last_miss
 from .channel import Channel, ChannelContext
-from .diagnose import MISS_HEADERS, NO_SESSION, Miss, MissKind, miss_body
+from .diagnose import NO_SESSION, Miss, MissKind
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
 from .google_token import TOKEN, CredentialFiles
 from .index import Recording
 from .session import Session
 
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
 TOO_LARGE = (
     "replay miss: the request body is larger than the engine's 64 MiB limit, so it cannot match a recording"
 )
-
-
-def miss_response(provider: str, message: str) -> web.Response:
-    """A provider-shaped 400 that the official SDKs do not retry (400, and x-should-retry: false)."""
-    headers = {**dict(MISS_HEADERS), **error_headers(provider, 400)}
-    return web.json_response(miss_body(provider, message), status=400, headers=headers)
 
 
 def no_session(provider: str) -> web.Response:
@@ -46,33 +40,6 @@ def no_session(provider: str) -> web.Response:
     response = miss_response(provider, NO_SESSION)
     response.set_status(403)
     response.headers.update(error_headers(provider, 403))
-    return response
-
-
-def sent_of(request: web.Request, provider: str, path: str, raw: bytes) -> Sent:
-    headers = request.headers
-    return Sent(
-        provider,
-        request.method,
-        path,
-        request.query_string,
-        raw,
-        headers.get("content-encoding"),
-        headers.get("content-type"),
-    )
-
-
-async def serve_recording(request: web.Request, rec: Recording) -> web.StreamResponse:
-    if rec.events is None:
-        return web.Response(status=rec.status, body=rec.body, headers=rec.headers)
-    response = web.StreamResponse(status=rec.status, headers=rec.headers)
-    await response.prepare(request)
-    try:
-        for event in rec.events:  # one write per recorded event: no re-chunking, no buffering
-            await response.write(event)
-        await response.write_eof()
-    except ConnectionResetError:  # the agent left mid-stream: its choice, not an engine error
-        pass
     return response
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import UsageError
-from . import build as reports
+from .build import build_report, default_environment, replay_facts, row_miss, write_report
 from .summary import run_end_lines
 
 
@@ -40,13 +40,13 @@ def write_from_rows(source: IO[str], output: Path) -> list[str]:
     if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list):
         raise UsageError('standard input: expected {"runner": ..., "guard": ..., "tests": [...]}')
     runner = doc.get("runner") if isinstance(doc.get("runner"), str) else None
-    built = reports.build_report(
+    built = build_report(
         [with_facts(row) for row in doc["tests"]],
         egress=egress_facts(bool(doc.get("guard"))),
-        environment=reports.default_environment(runner),
+        environment=default_environment(runner),
         duration=doc.get("duration") if isinstance(doc.get("duration"), (int, float)) else None,
     )
-    reports.write_report(built, output)
+    write_report(built, output)
     if not any("replay" in t for t in built["tests"]):
         return []
     return run_end_lines(built["tests"], built["summary"]["replay"])
@@ -60,11 +60,11 @@ def with_facts(row: Any) -> Any:
     row = dict(row)
     sessions, location = row.pop("sessions"), row.pop("miss_location", None)
     try:
-        facts = reports.replay_facts(sessions, (s["fixture"] for s in sessions))
+        facts = replay_facts(sessions, (s["fixture"] for s in sessions))
     except (KeyError, TypeError, IndexError) as exc:
         raise UsageError(
             f"standard input: test {row.get('id')!r}: sessions are not the engine's summaries"
         ) from exc
     if "miss" in facts:
-        facts["miss"] = reports.row_miss(facts["miss"], location)
+        facts["miss"] = row_miss(facts["miss"], location)
     return {**row, "replay": facts}

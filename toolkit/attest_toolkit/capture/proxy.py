@@ -1,0 +1,294 @@
+"""The recording proxy: what `attest capture`, a refresh and pytest's recording modes record through.
+
+It listens on loopback, forwards each model call to the real provider (or to
+ATTEST_OPENAI_UPSTREAM / ATTEST_ANTHROPIC_UPSTREAM) with the caller's own credentials, streams the
+answer back as it arrives, and hands every finished exchange to one Templater for the whole run, so a
+response id the agent echoes later gets the same placeholder. Request headers are never stored.
+A real error status from the provider (a 429, a 500) is an answer like any other and is recorded,
+since replay must reproduce it; a call that failed on the way is kept as a failure of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import aiohttp
+from aiohttp import web
+
+from .. import providers
+from ..credentials.names import is_secret_key
+from ..credentials.scan import Secrets
+from ..fixtures.document import Interaction, dumps
+from ..normalize import Exchange, Templater, parse_body, request_content
+from ..providers import COUNTED, RECORDED, error_body, error_headers, route
+from ..proxy import listeners
+from ..proxy.background import BackgroundServer
+from ..proxy.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
+from ..proxy.http import MAX_REQUEST_BYTES
+from ..proxy.live import LiveForwarder, reason_of
+from ..report.progress import ProgressLine, counted
+from ..tools.declare import HttpTool
+from ..tools.record import ToolRecorder
+from . import spend
+from .only_misses import ReplayFirst
+
+PROVIDERS = RECORDED
+_STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
+_SHUTDOWN_TIMEOUT = 5.0
+
+
+@dataclass
+class LiveCost:
+    """What the calls that went to a provider cost, priced from the built-in table."""
+
+    calls: int = 0
+    usd: float = 0.0
+    unpriced: int = 0
+
+    def add(self, cost: float | None) -> None:
+        self.calls += 1
+        if cost is None:
+            self.unpriced += 1
+        else:
+            self.usd += cost
+
+
+def offline_env(base_url: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that point a command's clients at a listener of ours at `base_url`, with a
+    placeholder key where the user has none (the SDKs refuse to build a client without one)."""
+    return {
+        **proxy_env(base_url),
+        **listeners.handed_out(base_url, env),
+        **placeholder_credentials(env, PLACEHOLDER_KEY),
+    }
+
+
+def bad_gateway(provider: str, message: str) -> web.Response:
+    """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
+    body = error_body(provider, 502, message)
+    headers = {"x-should-retry": "false", **error_headers(provider, 502)}
+    return web.json_response(body, status=502, headers=headers)
+
+
+def unreachable(upstream: str, exc: BaseException) -> str:
+    """ "cannot resolve HOST" when the name does not resolve, else "cannot reach URL (reason)"."""
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, socket.gaierror):
+        return f"cannot resolve {exc.host}"
+    return f"cannot reach {upstream} ({reason_of(exc)})"
+
+
+async def mark_started(request: web.Request, _response: web.StreamResponse) -> None:
+    request[_STARTED] = True
+
+
+def model_of(request: web.Request, raw: bytes) -> str | None:
+    """The model a call asked for, to price it."""
+    content = request_content(raw, request.headers.get("content-encoding"))
+    body = parse_body(content, request.headers.get("content-type")).get("json")
+    return providers.model_of("/" + request.match_info.get("tail", ""), body)
+
+
+class RecordingApp:
+    """The proxy's handlers and what they recorded (touched only from the proxy's loop thread)."""
+
+    def __init__(
+        self,
+        secrets: Secrets,
+        env: Mapping[str, str],
+        progress: ProgressLine,
+        tools: Sequence[HttpTool] = (),
+        base: ReplayFirst | None = None,
+        live: LiveForwarder | None = None,
+    ) -> None:
+        self.secrets = secrets
+        self.templater = Templater(secrets)
+        self.live = live or LiveForwarder(env)
+        self.progress = progress
+        self.interactions: list[Interaction] = []
+        # Plain HTTP the recording test sent from its own process (see `plain_http`): a command's own
+        # process is not ours to watch, so `attest capture` keeps none.
+        self.plain: list[Interaction] = []
+        self.cost = LiveCost()
+        # A partial refresh: calls that still match the existing fixture are replayed from it.
+        self.base = base
+        if base is not None:
+            self.templater.reserve(dumps(base.doc))
+        self.failures: list[str] = []
+        self.otlp_requests = 0
+        self.credentials: set[str] = set()
+        self.gate = listeners.Gate()
+        self.base_url = ""  # with the gate's secret: what the command is handed
+        self.ceiling = spend.ceiling_from(env)  # --max-cost-usd: no live call once the calls reached it
+        self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        self.tools.add_routes(app)  # before the provider route, which would take `tool` as a provider
+        app.router.add_route("*", "/{provider}/{tail:.*}", self.handle)
+        app.on_response_prepare.append(mark_started)
+        app.on_cleanup.append(lambda _app: self.live.close())
+        # only the command this run started may add to the fixture
+        return self.gate.app(app, MAX_REQUEST_BYTES)
+
+    def child_env(self) -> dict[str, str]:
+        own = listeners.handed_out(self.base_url, self.live.listeners_env)
+        return {**proxy_env(self.base_url), **self.tools.child_env(self.base_url), **own}
+
+    def scan_secrets(self) -> Secrets:
+        """The run's secrets plus the keys the command sent in its headers, for the write-time scan."""
+        return Secrets.of([*self.secrets.values, *self.credentials])
+
+    def model_channel(self) -> list[Interaction]:
+        """The fixture's model calls: what was recorded, or for a partial refresh every call in order."""
+        return self.base.channel(self.interactions) if self.base is not None else self.interactions
+
+    def count_line(self) -> str:
+        line = f"attest capture: {counted(len(self.interactions), 'call')} recorded"
+        if self.base is not None:
+            line = f"attest capture: {self.base.replayed} replayed, {len(self.interactions)} recorded live"
+        if self.tools.interactions:
+            line += f", {counted(len(self.tools.interactions), 'tool message')}"
+        if self.plain:
+            line += f", {counted(len(self.plain), 'plain HTTP call')}"
+        if self.otlp_requests:
+            line += f" ({counted(self.otlp_requests, 'OTLP request')} accepted, not stored)"
+        return line
+
+    # --- handlers ----------------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        provider = request.match_info["provider"]
+        if provider in COUNTED:
+            return await self.otlp(request)
+        if provider not in PROVIDERS:
+            return web.json_response(
+                {"error": {"message": f"attest capture: no provider {provider!r}"}}, status=404
+            )
+        raw = await request.read()
+        provider, path = route(provider, "/" + request.match_info["tail"])
+        self._remember_credentials(request)
+        if self.base is not None:
+            replayed = await self.base.serve(request, provider, path, raw)
+            if replayed is not None:
+                return replayed
+        refused = spend.refusal(self.ceiling, self.cost.usd, self.cost.unpriced)
+        if refused is not None:
+            self.fail(f"{request.method} {path}: {refused}")
+            return bad_gateway(provider, f"attest capture: {refused}")
+        try:
+            response, body = await self.live.forward(
+                request, provider, path, raw, lambda exchange: self.record(provider, exchange)
+            )
+            self.cost.add(
+                self.live.price(model_of(request, raw), body, response.headers.get("content-type", ""))
+            )
+            return response
+        except asyncio.CancelledError:
+            self.fail(f"{request.method} {path}: the command ended before the answer arrived")
+            raise
+        except Exception as exc:  # network failures, and anything else: the run fails, with one line
+            return self.forward_failed(request, provider, path, exc)
+
+    async def otlp(self, request: web.Request) -> web.Response:
+        await request.read()
+        self.otlp_requests += 1
+        if "json" in request.content_type:
+            return web.json_response({})
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def record(self, provider: str, exchange: Exchange) -> None:
+        try:
+            if self.base is not None:
+                exchange = self.base.restore(exchange)
+            interaction = self.templater.record(exchange, provider)
+        except Exception as exc:  # the agent already has its answer; the run must still not pass silently
+            self.fail(f"{exchange.method} {exchange.path}: could not record the answer ({reason_of(exc)})")
+            return
+        self.interactions.append(interaction)
+        if self.base is not None:
+            self.base.entries.append(interaction)
+        self.progress.update(self.count_line())
+
+    def forward_failed(
+        self, request: web.Request, provider: str, path: str, exc: BaseException
+    ) -> web.StreamResponse:
+        what = f"{request.method} {path}"
+        upstream = self.live.upstreams[provider].base
+        if not request.get(_STARTED):
+            problem = unreachable(upstream, exc)
+            message = self.secrets.redact(f"attest capture: {problem} for {what}")
+            self.fail(f"{what}: {problem}; the command got a 502")
+            return bad_gateway(provider, message)
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            self.fail(f"{what}: the command closed the connection before the answer ended")
+        else:
+            self.fail(
+                f"{what}: {upstream} dropped the answer mid-way ({reason_of(exc)}); "
+                "the command got the part that arrived"
+            )
+            transport.close()  # pass the drop on: the command sees its stream cut off, as it happened
+        return web.Response()  # the connection is closed, so aiohttp drops this quietly
+
+    def fail(self, message: str) -> None:
+        message = self.secrets.redact(message)  # an upstream URL or error text must not print a key
+        self.failures.append(message)
+        self.progress.note(f"attest capture: {message}")
+
+    def _remember_credentials(self, request: web.Request) -> None:
+        """The credentials the command sends: redacted wherever a provider echoes them back, and
+        scanned for."""
+        self.credentials |= header_credentials(request)
+        self.templater.learn(self.credentials)
+
+
+def header_credentials(request: web.Request) -> set[str]:
+    """The values of the credential headers a request carries (`authorization`, `x-api-key`, a
+    custom `X-Custom-Auth`), a bearer token without its scheme."""
+    found: set[str] = set()
+    for name, value in request.headers.items():
+        if is_secret_key(name):
+            value = value.strip()
+            if value[:7].lower() == "bearer ":
+                value = value[7:].strip()
+            if value:
+                found.add(value)
+    return found
+
+
+class RecordingProxy:
+    """The recording proxy on loopback, in a thread of its own. Use as a context manager."""
+
+    def __init__(
+        self,
+        secrets: Secrets,
+        env: Mapping[str, str],
+        progress: ProgressLine | None = None,
+        tools: Sequence[HttpTool] = (),
+        base: ReplayFirst | None = None,
+        live: LiveForwarder | None = None,
+    ) -> None:
+        self.app = RecordingApp(secrets, env, progress or ProgressLine(shared=True), tools, base, live)
+        self.server = BackgroundServer(
+            self.app.build, "attest-capture", shutdown_timeout=_SHUTDOWN_TIMEOUT, auto_decompress=False
+        )
+
+    def start(self, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None) -> str:
+        self.app.base_url = self.app.gate.url(self.server.start(host, port, sock))
+        listeners.started(self.app.base_url)
+        return self.app.base_url
+
+    def stop(self) -> None:
+        """Stop, after the answers in flight are finished and recorded."""
+        self.server.stop()
+        listeners.stopped(self.app.base_url)
+
+    def __enter__(self) -> RecordingProxy:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
