@@ -17,7 +17,7 @@ import typer
 
 from ..errors import UsageError
 from ..replay import runner
-from ..replay.__main__ import serve_socket
+from ..replay.claimed import serve_socket
 from ..replay.runner import print_outcome, run_command, serve_control
 from .command import command_group, run
 from .replay import (

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..proxy.ca_store import engine_process
+from .claimed import serve_socket
 
 # The options `replay --serve` takes, by spelling: the option's key, and whether it takes a value.
 _SERVE_OPTIONS = {
@@ -68,25 +69,6 @@ def socket_path(argv: Sequence[str]) -> str | None:
     if len(words) == 2 and words[0] == "serve" and words[1].startswith("--socket="):
         return words[1].removeprefix("--socket=") or None
     return None
-
-
-def serve_socket(path: str) -> int:
-    """`serve --socket PATH`: the socket is bound before anything heavy is imported, so a runner that
-    connects while the engine is still starting waits in its backlog for the ready line."""
-    import socket
-
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(path)
-    except OSError as exc:
-        print(f"attest-engine: cannot listen on {path}: {exc.strerror}", file=sys.stderr)
-        return 3
-    listener.listen(8)
-    from .runner import serve_claimed
-
-    engine_process()
-    serve_claimed(listener, path)
-    return 0
 
 
 def _serve_control() -> int:
