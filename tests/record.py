@@ -5,7 +5,7 @@
 Each recording is made by `attest capture` running the capture agent (`tests/agents/capture_agent.py`)
 against the scripted provider (`tests/upstream.py` serving `tests/scripted.py`), the way a user records
 one; an existing recording is re-recorded with `attest capture --refresh`, which re-runs its recorded
-command. `tests/test_recordings.py` checks that doing so changes nothing.
+command. `tests/integration/test_recordings.py` checks that doing so changes nothing.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Where the suite's fixtures and tools are. The Python side makes the fixtures (see
-// tests/test_vitest.py) and passes their directory in ATTEST_VITEST_FIXTURES.
+// tests/system/test_vitest.py) and passes their directory in ATTEST_VITEST_FIXTURES.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -9,13 +9,13 @@ export const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url))
 export const REPO = path.resolve(PACKAGE, "../..");
 export const EXAMPLE_FIXTURES = path.join(REPO, "examples", "fixtures");
 export const SHARED = process.env.ATTEST_VITEST_SHARED === "1";
-export const SHARED_REASON = "no real cassettes: ../shared/real-cassettes is absent, so tests/test_vitest.py imported none";
+export const SHARED_REASON = "no real cassettes: ../shared/real-cassettes is absent, so tests/system/test_vitest.py imported none";
 
 /** The directory of fixtures the Python side made for this run. */
 export function fixturesDir(): string {
   const dir = process.env.ATTEST_VITEST_FIXTURES;
   if (!dir || !existsSync(dir)) {
-    throw new Error("ATTEST_VITEST_FIXTURES is not set: run this suite through `pytest tests/test_vitest.py`");
+    throw new Error("ATTEST_VITEST_FIXTURES is not set: run this suite through `pytest tests/system/test_vitest.py`");
   }
   return dir;
 }

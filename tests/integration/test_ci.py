@@ -1,6 +1,6 @@
 """`attest ci select|run|policy|gate` as a CI step runs them: inputs from ATTEST_CI_* variables, outputs
 in GITHUB_OUTPUT, messages as workflow commands, usage errors on one line with exit 3. The whole action
-over them: tests/test_action.py; their decisions: tests/test_forge.py."""
+over them: tests/system/test_action.py; their decisions: tests/integration/test_forge.py."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from conftest import REPO, clean_env
 
 # A plain test and a test parametrized over the cassettes (an empty parameter set without them).
 SELECTED = [
-    "tests/test_normalize_sse.py::test_the_real_cassettes_have_streamed_bodies",
-    "tests/test_normalize_sse.py::test_split_sse_round_trips_every_recorded_stream",
+    "tests/unit/test_normalize_sse.py::test_the_real_cassettes_have_streamed_bodies",
+    "tests/unit/test_normalize_sse.py::test_split_sse_round_trips_every_recorded_stream",
 ]
 
 

@@ -8,7 +8,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-RUN = Path(__file__).resolve().parent.parent / "bench" / "run.py"
+RUN = Path(__file__).resolve().parents[2] / "bench" / "run.py"
 PROVIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "CI")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdks" / "vitest"
 TSC = SDK / "node_modules" / "typescript" / "bin" / "tsc"
 needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")

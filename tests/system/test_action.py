@@ -5,7 +5,7 @@ action selects the affected test, runs it with the network off (a real network n
 the policy and publishes to a fake GitHub REST server; a second push with a strict miss is blocked and
 updates the same sticky comment. A fork's run leaves the artifact that `workflows/publish.yml` turns
 into the comment. That an agent inside the sandbox cannot reach a provider by name or IP is shown in
-tests/test_sandbox.py.
+tests/system/test_sandbox.py.
 """
 
 from __future__ import annotations

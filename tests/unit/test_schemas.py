@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SCHEMAS = sorted((Path(__file__).resolve().parents[1] / "schemas").glob("*.schema.json"))
+SCHEMAS = sorted((Path(__file__).resolve().parents[2] / "schemas").glob("*.schema.json"))
 
 
 def _refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:

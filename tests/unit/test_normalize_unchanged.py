@@ -20,7 +20,7 @@ from attest_toolkit.normalize import (
 from conftest import needs_shared
 from normalize_cassettes import IDS, exchanges
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SECRETS = Secrets.of(["dotenv-secret-value-123"])
 CHAT = "/v1/chat/completions"
 GEMINI = "/v1beta/models/gemini-2.5-flash:generateContent"

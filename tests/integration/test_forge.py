@@ -1,5 +1,5 @@
 """The forge-neutral gate's decisions (`attest_toolkit.forge`): which tests run, what the test command
-is given, which policy judges the run and how the gate ends. The CLI over them: tests/test_ci.py."""
+is given, which policy judges the run and how the gate ends. The CLI over them: tests/integration/test_ci.py."""
 
 from __future__ import annotations
 

