@@ -1,7 +1,7 @@
 """The contract vectors in tests/contract/: loading them, and the fixtures their miss cases replay.
 
-Both runners read the same files: tests/test_contract.py here, and the Vitest helper's
-sdks/vitest/test/contract.test.ts (tests/test_vitest.py writes the miss cases' fixtures for it with
+Both runners read the same files: tests/unit/test_contract.py here, and the Vitest helper's
+sdks/vitest/test/contract.test.ts (tests/system/test_vitest.py writes the miss cases' fixtures for it with
 `write_miss_fixtures`, as `attest capture` would have recorded them).
 
 They live under tests/ because the toolkit is what they specify and the Vitest helper mirrors it: the
@@ -19,7 +19,7 @@ from conftest import REPO, chat_response, exchange, write_fixture
 
 VECTORS = REPO / "tests" / "contract"
 # Each file, and the keys a case in it may have (its input, the answer expected, and `what` it shows):
-# a file or a key the runners do not know fails tests/test_contract.py, as a case nobody checks would.
+# a file or a key the runners do not know fails tests/unit/test_contract.py, as a case nobody checks would.
 CASE_KEYS = {
     "hosts.json": {"host", "what", "blocked", "provider"},
     "miss_kinds.json": {"name", "what", "recorded", "sent", "kind", "line"},

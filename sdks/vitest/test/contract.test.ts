@@ -1,4 +1,4 @@
-// The contract vectors (tests/contract/), which tests/test_contract.py runs against the toolkit: this
+// The contract vectors (tests/contract/), which tests/unit/test_contract.py runs against the toolkit: this
 // side proves the Vitest helper answers the same, through what a Vitest user runs.
 //
 // - "hosts.json": the helper's egress guard blocks exactly the vectors' blocked hosts. The provider a

@@ -1,7 +1,7 @@
 """The report's shape as TypedDicts, generated from schemas/report-v2.schema.json (do not edit).
 
 Regenerate after changing a schema: `python -m attest_toolkit.report.modelgen`
-(tests/test_report_model.py fails while this file is stale).
+(tests/integration/test_report_model.py fails while this file is stale).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Writes `report/model.py`, the report's TypedDicts, from its shipped JSON schema.
 
-`python -m attest_toolkit.report.modelgen` rewrites it; `tests/test_report_model.py` fails when it is
+`python -m attest_toolkit.report.modelgen` rewrites it; `tests/integration/test_report_model.py` fails when it is
 stale. A small generator of our own rather than datamodel-code-generator: the schemas use a handful of
 keywords, and a third-party generator's output changes with its version, which would make the staleness
 check fail on an upgrade rather than on a schema change.
@@ -27,7 +27,7 @@ SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "boo
 HEADER = '''"""The report's shape as TypedDicts, generated from schemas/report-v2.schema.json (do not edit).
 
 Regenerate after changing a schema: `python -m attest_toolkit.report.modelgen`
-(tests/test_report_model.py fails while this file is stale).
+(tests/integration/test_report_model.py fails while this file is stale).
 """
 
 from __future__ import annotations

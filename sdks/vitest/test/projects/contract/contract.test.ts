@@ -1,5 +1,5 @@
 // Run by ../../contract.test.ts, which reads the report: each miss vector's calls, sent through a real
-// engine as an agent would send them, in a replay of the fixture tests/test_vitest.py wrote for it.
+// engine as an agent would send them, in a replay of the fixture tests/system/test_vitest.py wrote for it.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,6 +1,6 @@
 """The action's first step, its inputs checked by the runner's own python3 before anything is installed.
 
-`tests/test_action.py` runs the step through the action; these run the file as that step does, on an
+`tests/system/test_action.py` runs the step through the action; these run the file as that step does, on an
 interpreter that has nothing but the standard library (`-I -S`: no site-packages, no working directory
 on the path), so a check that needed the toolkit or a third-party package would fail here.
 """
