@@ -12,18 +12,17 @@ whatever marker the test carries; an auto miss without a key is `not_evaluated: 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 import pytest
 
 from ..errors import AttestError
-from ..fixtures.document import DEFAULT_DIR, fixture_path, name_of
+from ..fixtures.document import DEFAULT_DIR, name_of
 from ..normalize.rules import parse_ignore
-from ..proxy.env import KEPT_BY_VCR
-from ..replay import bypass, last_miss, plain_http
+from ..replay import last_miss
 from ..replay.client import EngineProcess
 from ..replay.repeat import base_id, divergence, run_label
 from ..replay.rerecord import fitted
@@ -41,88 +40,19 @@ from ..report.build import (
 from ..report.runner_rows import egress_facts
 from ..report.summary import run_end_lines
 from . import lane, plain_clients, record
+from .handle import HANDLES, RECORDINGS, REPLAYS, ReplayHandle, or_fail
 
-REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
-HANDLES = pytest.StashKey[list["ReplayHandle"]]()
-RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp | Rebaser"]]]()
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
-EGRESS_CHOICES = ("block", "block-all", "off")
-T = TypeVar("T")
-pytest_plugins = ["attest_toolkit.pytest_plugin.vcr"]  # pytest-recording's vcr marker, on attest
+# The command-line options, and pytest-recording's vcr marker on attest.
+pytest_plugins = ["attest_toolkit.pytest_plugin.options", "attest_toolkit.pytest_plugin.vcr"]
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
-    from ..capture.proxy import RecordingApp
-    from ..capture.rebase import Rebaser
     from .record_front import RecordingFront
 
 
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("attest", "attest replay")
-    group.addoption(
-        "--attest-replay",
-        choices=MODES,
-        default=None,
-        help="Replay mode: strict, auto or off (default: ATTEST_REPLAY, else strict when CI is set, else auto).",
-    )
-    group.addoption(
-        "--attest-strict",
-        action="store_true",
-        default=None,
-        help="Fail (instead of skip) a test whose auto-mode miss could not go live. Also ATTEST_STRICT=1.",
-    )
-    group.addoption(
-        "--attest-egress",
-        choices=EGRESS_CHOICES,
-        default=None,
-        help="block: connections to known provider hosts fail (EgressBlockedError); block-all: every host "
-        "but loopback and --attest-allowed-hosts fails too (pytest-recording's --block-network). "
-        "Also ATTEST_EGRESS.",
-    )
-    group.addoption(
-        "--attest-allowed-hosts",
-        default=None,
-        metavar="HOSTS",
-        help="With --attest-egress=block-all: comma-separated hosts (names or addresses) still reachable. "
-        "Provider hosts stay blocked. Also ATTEST_ALLOWED_HOSTS.",
-    )
-    group.addoption(
-        "--attest-match",
-        choices=MATCHES,
-        default=None,
-        help="strict (default) or lenient: model calls by position, a changed request served and reported "
-        "as drift (ctxmesh's semantics). Also ATTEST_MATCH.",
-    )
-    group.addoption(
-        "--attest-diff",
-        action="store_true",
-        default=False,
-        help="Under a test that missed, show the recorded and the sent request side by side (secrets "
-        "redacted). Local runs only: ignored when CI is set.",
-    )
-    group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
-    group.addoption(
-        "--attest-repeat",
-        type=int,
-        default=1,
-        metavar="N",
-        help="Run each test that uses attest_replay N times (ids [attest-run1] ... [attest-runN]) and name "
-        "each one whose sequence of model requests differs between runs: a flaky agent.",
-    )
-    group.addoption(
-        "--attest-record",
-        choices=record.RECORD_MODES,
-        default=None,
-        help="Record from the tests, as pytest-recording: once (a fixture that does not exist), new (only "
-        "the calls that miss), all (re-record), none (replay only), rebase (serve each fixture by position and "
-        "rewrite only the requests that drifted, no provider called). Also ATTEST_RECORD; with CI set, "
-        "only this flag on the command line records. The provider variables point at attest from the "
-        "start of the run, so module-level clients work.",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -156,178 +86,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     plugin = config.stash.get(PLUGIN, None)
     if plugin is not None:
         plugin.shutdown()
-
-
-def or_fail(call: Callable[[], T]) -> T:
-    """`call()`, or this test's failure on one line: a bad fixture or a dead engine is not a traceback
-    through the engine client."""
-    try:
-        return call()
-    except AttestError as exc:
-        problem = str(exc)
-    pytest.fail(problem, pytrace=False)
-
-
-class ReplayHandle:
-    """One running replay: the provider variables point at the engine until it stops."""
-
-    def __init__(
-        self,
-        plugin: AttestPlugin,
-        item: pytest.Item,
-        name: str,
-        mode: str,
-        fixtures_dir: str | Path | None,
-        engine_path: str | None,
-    ) -> None:
-        self.plugin, self.item, self.name, self.mode = plugin, item, name, mode
-        self.path = fixture_path(name, fixtures_dir)
-        if not self.path.is_absolute():
-            self.path = Path(item.config.rootpath) / self.path
-        self.engine_path = engine_path
-        self.engine: EngineProcess | None = None
-        self.sid: str | None = None
-        self.recorder: RecordingApp | Rebaser | None = None
-        self._saved: dict[str, str | None] = {}
-        self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
-        self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
-        # The SDKs keep the base URLs the test set and calls to provider hosts are served by host (a vcr
-        # test, as pytest-recording leaves the client's URL alone; see `pytest_plugin.lane.serve_hosts`).
-        self.keeps_urls = False
-        self._urls: dict[str, str | None] = {}
-
-    def start(self) -> ReplayHandle:
-        if self.mode == "off":
-            return self
-        if self.plugin.active is not None:
-            raise AttestError(
-                f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
-                "in a process (it sets process-wide environment variables)"
-            )
-        front = self.plugin.front
-        if front is not None:
-            self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
-        if front is not None and self.recorder is not None:
-            front.target = self.recorder  # the variables already point at the front
-            self._plain_while_recording(self.recorder)
-            self._keep_urls(record.prefix_of(self.plugin.front_env))
-        else:
-            self._open_session()
-        self.plugin.active = self
-        self.item.stash.setdefault(HANDLES, []).append(self)
-        return self
-
-    def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
-        """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
-        that call providers send and keep what it does not hold."""
-        from ..capture.proxy import RecordingApp  # loaded already: the recording front runs on it
-
-        kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
-        recording = (  # a rebase calls nothing, so it records nothing
-            plain_http.Recorder(recorder.secrets, recorder.plain)
-            if isinstance(recorder, RecordingApp)
-            else None
-        )
-        plain_http.start(
-            kept,
-            False,
-            self.ignored_hosts,
-            loopback=self.takes_loopback,
-            recorder=recording,
-            test=self.item.nodeid,
-        )
-        plain_clients.patch_loaded()
-        lane.patch_loaded()  # httpx asks plain_http there
-
-    def _open_session(self) -> None:
-        # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
-        self.engine = engine = self.plugin.engine(self.engine_path)
-        plugin = self.plugin
-        self.sid, env = or_fail(
-            lambda: engine.open_session(
-                self.fixtures(),
-                self.mode,
-                plugin.no_live,
-                plugin.match,
-                plugin.ignore_rules(self.item),
-                self.item.nodeid,
-            )
-        )
-        pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
-        self._saved = record.point_at(pointed)  # tool servers' variables too
-        if not engine.lane.closed and lane.enabled():  # this process's own calls skip HTTP
-            lane.route(engine.url, engine.lane)
-        lane.patch_loaded()  # a client built before the block is caught going around it
-        blocks = self.mode == "strict" or plugin.no_live
-        bypass.start(self.name, blocks=blocks)
-        plain_http.start(
-            self.fixtures(), blocks, self.ignored_hosts, loopback=self.takes_loopback, test=self.item.nodeid
-        )
-        plain_clients.patch_loaded()
-        if plugin.front is not None:  # module-level clients reach the session through the front
-            plugin.front.target = record.prefix_of(env)
-        self._keep_urls(record.prefix_of(env))
-
-    def _keep_urls(self, prefix: str) -> None:
-        """For a handle that keeps URLs: the user's own base-URL variables while the test runs (a front
-        holds them for the run otherwise), and provider hosts served from `prefix`."""
-        if not self.keeps_urls:
-            return
-        if self.plugin.front is not None:
-            self._urls = record.swap_urls(self.plugin.front_saved)
-        lane.serve_hosts(prefix)
-
-    def _release_urls(self) -> None:
-        if not self.keeps_urls:
-            return
-        lane.serve_hosts(None)
-        record.restore(self._urls)
-        self._urls = {}
-
-    def fixtures(self) -> list[Path]:
-        """The fixtures this replay serves."""
-        return [self.path]
-
-    def stop(self) -> None:
-        self._release_urls()
-        if self.plugin.front is not None:
-            self.plugin.front.target = None
-        if self.recorder is not None:
-            self._stop_recording(self.recorder)
-            return
-        if self.sid is None:
-            return
-        sid, self.sid = self.sid, None
-        record.restore(self._saved)
-        self.plugin.active = None
-        engine = self.engine
-        assert engine is not None
-        watch = bypass.stop()
-        plain_http.stop()
-        summary = or_fail(lambda: engine.close_session(sid))
-        if watch is not None:
-            watch.add_to(summary)
-        summary["fixture"] = self.plugin.relative(self.path)
-        self.item.stash.setdefault(REPLAYS, []).append(summary)
-
-    def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
-        self.recorder = None
-        plain_http.stop()
-        if self.plugin.front is not None:
-            self.plugin.front.settle()
-        self.plugin.active = None
-        from .record_front import summary_of
-
-        summary = summary_of(recorder, self.mode)
-        summary["fixture"] = self.plugin.relative(self.path)
-        self.item.stash.setdefault(REPLAYS, []).append(summary)
-        self.item.stash.setdefault(RECORDINGS, []).append((self, recorder))
-
-    def __enter__(self) -> ReplayHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class AttestPlugin:

@@ -1,0 +1,218 @@
+"""One replay a test runs (`with attest_replay("name"):`): its engine session or its recorder, the
+provider variables pointed at it while it runs, and its summary kept for the test's report row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import pytest
+
+from ..errors import AttestError
+from ..fixtures.document import fixture_path
+from ..proxy.env import KEPT_BY_VCR
+from ..replay import bypass, plain_http
+from ..replay.client import EngineProcess
+from . import lane, plain_clients, record
+
+if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from ..capture.proxy import RecordingApp
+    from ..capture.rebase import Rebaser
+    from .record_front import RecordingFront
+
+REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
+HANDLES = pytest.StashKey[list["ReplayHandle"]]()
+RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp | Rebaser"]]]()
+T = TypeVar("T")
+
+
+class Run(Protocol):
+    """What a handle asks of the plugin that made it: the run's options, the engine, the recording
+    front, and which replay is running (one at a time: they set process-wide variables)."""
+
+    active: ReplayHandle | None
+    front: RecordingFront | None
+    front_env: dict[str, str]
+    front_saved: dict[str, str | None]
+    record_mode: str | None
+    no_live: bool
+    match: str
+
+    def engine(self, engine_path: str | None) -> EngineProcess: ...
+
+    def ignore_rules(self, item: pytest.Item) -> list[str]: ...
+
+    def relative(self, path: Path) -> str: ...
+
+
+def or_fail(call: Callable[[], T]) -> T:
+    """`call()`, or this test's failure on one line: a bad fixture or a dead engine is not a traceback
+    through the engine client."""
+    try:
+        return call()
+    except AttestError as exc:
+        problem = str(exc)
+    pytest.fail(problem, pytrace=False)
+
+
+class ReplayHandle:
+    """One running replay: the provider variables point at the engine until it stops."""
+
+    def __init__(
+        self,
+        plugin: Run,
+        item: pytest.Item,
+        name: str,
+        mode: str,
+        fixtures_dir: str | Path | None,
+        engine_path: str | None,
+    ) -> None:
+        self.plugin, self.item, self.name, self.mode = plugin, item, name, mode
+        self.path = fixture_path(name, fixtures_dir)
+        if not self.path.is_absolute():
+            self.path = Path(item.config.rootpath) / self.path
+        self.engine_path = engine_path
+        self.engine: EngineProcess | None = None
+        self.sid: str | None = None
+        self.recorder: RecordingApp | Rebaser | None = None
+        self._saved: dict[str, str | None] = {}
+        self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
+        self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
+        # The SDKs keep the base URLs the test set and calls to provider hosts are served by host (a vcr
+        # test, as pytest-recording leaves the client's URL alone; see `pytest_plugin.lane.serve_hosts`).
+        self.keeps_urls = False
+        self._urls: dict[str, str | None] = {}
+
+    def start(self) -> ReplayHandle:
+        if self.mode == "off":
+            return self
+        if self.plugin.active is not None:
+            raise AttestError(
+                f"attest replay: {self.plugin.active.name!r} is still running; only one replay runs at a time "
+                "in a process (it sets process-wide environment variables)"
+            )
+        front = self.plugin.front
+        if front is not None:
+            self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
+        if front is not None and self.recorder is not None:
+            front.target = self.recorder  # the variables already point at the front
+            self._plain_while_recording(self.recorder)
+            self._keep_urls(record.prefix_of(self.plugin.front_env))
+        else:
+            self._open_session()
+        self.plugin.active = self
+        self.item.stash.setdefault(HANDLES, []).append(self)
+        return self
+
+    def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
+        """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
+        that call providers send and keep what it does not hold."""
+        from ..capture.proxy import RecordingApp  # loaded already: the recording front runs on it
+
+        kept = self.fixtures() if self.plugin.record_mode in record.KEEPING_MODES else []
+        recording = (  # a rebase calls nothing, so it records nothing
+            plain_http.Recorder(recorder.secrets, recorder.plain)
+            if isinstance(recorder, RecordingApp)
+            else None
+        )
+        plain_http.start(
+            kept,
+            False,
+            self.ignored_hosts,
+            loopback=self.takes_loopback,
+            recorder=recording,
+            test=self.item.nodeid,
+        )
+        plain_clients.patch_loaded()
+        lane.patch_loaded()  # httpx asks plain_http there
+
+    def _open_session(self) -> None:
+        # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
+        self.engine = engine = self.plugin.engine(self.engine_path)
+        plugin = self.plugin
+        self.sid, env = or_fail(
+            lambda: engine.open_session(
+                self.fixtures(),
+                self.mode,
+                plugin.no_live,
+                plugin.match,
+                plugin.ignore_rules(self.item),
+                self.item.nodeid,
+            )
+        )
+        pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
+        self._saved = record.point_at(pointed)  # tool servers' variables too
+        if not engine.lane.closed and lane.enabled():  # this process's own calls skip HTTP
+            lane.route(engine.url, engine.lane)
+        lane.patch_loaded()  # a client built before the block is caught going around it
+        blocks = self.mode == "strict" or plugin.no_live
+        bypass.start(self.name, blocks=blocks)
+        plain_http.start(
+            self.fixtures(), blocks, self.ignored_hosts, loopback=self.takes_loopback, test=self.item.nodeid
+        )
+        plain_clients.patch_loaded()
+        if plugin.front is not None:  # module-level clients reach the session through the front
+            plugin.front.target = record.prefix_of(env)
+        self._keep_urls(record.prefix_of(env))
+
+    def _keep_urls(self, prefix: str) -> None:
+        """For a handle that keeps URLs: the user's own base-URL variables while the test runs (a front
+        holds them for the run otherwise), and provider hosts served from `prefix`."""
+        if not self.keeps_urls:
+            return
+        if self.plugin.front is not None:
+            self._urls = record.swap_urls(self.plugin.front_saved)
+        lane.serve_hosts(prefix)
+
+    def _release_urls(self) -> None:
+        if not self.keeps_urls:
+            return
+        lane.serve_hosts(None)
+        record.restore(self._urls)
+        self._urls = {}
+
+    def fixtures(self) -> list[Path]:
+        """The fixtures this replay serves."""
+        return [self.path]
+
+    def stop(self) -> None:
+        self._release_urls()
+        if self.plugin.front is not None:
+            self.plugin.front.target = None
+        if self.recorder is not None:
+            self._stop_recording(self.recorder)
+            return
+        if self.sid is None:
+            return
+        sid, self.sid = self.sid, None
+        record.restore(self._saved)
+        self.plugin.active = None
+        engine = self.engine
+        assert engine is not None
+        watch = bypass.stop()
+        plain_http.stop()
+        summary = or_fail(lambda: engine.close_session(sid))
+        if watch is not None:
+            watch.add_to(summary)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+
+    def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
+        self.recorder = None
+        plain_http.stop()
+        if self.plugin.front is not None:
+            self.plugin.front.settle()
+        self.plugin.active = None
+        from .record_front import summary_of
+
+        summary = summary_of(recorder, self.mode)
+        summary["fixture"] = self.plugin.relative(self.path)
+        self.item.stash.setdefault(REPLAYS, []).append(summary)
+        self.item.stash.setdefault(RECORDINGS, []).append((self, recorder))
+
+    def __enter__(self) -> ReplayHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
