@@ -17,16 +17,13 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import UsageError
+from ..forge.inputs import escape as escape_data  # written once: the input check runs it alone
 from .trim import STEP_SUMMARY_LIMIT, fit
 
 Level = Literal["error", "warning", "notice"]
 
 # A workflow command's message is shown in the log and the annotation; longer ones only add noise.
 MAX_MESSAGE_CHARS = 4000
-
-
-def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(value: str) -> str:
