@@ -6,11 +6,16 @@ in one write. Everything else (a miss, live forwarding, the tool channel, OTLP, 
 large, chunked or `Expect` body, a closing connection, an unusual target) hands the connection, from
 the first byte of that request, to aiohttp's own protocol, which serves it exactly as before. The first
 hand-over is when aiohttp is imported and its application built; the connection is not read meanwhile.
+
+A runner may also send a call it would make over HTTP on its control link instead (the Vitest helper
+does, for its own process's `fetch`): `answer_call` gives it the same hit, or nothing, and the call
+then goes over HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -222,19 +227,43 @@ class FastPath(asyncio.Protocol):
     def _answer(self) -> bytes | None:
         """The recording's bytes for a hit on a strict session; None for anything aiohttp should do."""
         req = self.request
-        where = split_target(req.url.decode("latin-1"))
-        if where is None:
-            return None
-        sid, provider, path, query = where
         content_type, encoding = req.headers.get(b"content-type"), req.headers.get(b"content-encoding")
-        sent = Sent(
-            provider,
+        found = hit(
+            self.owner.app,
             self.parser.get_method().decode("ascii"),
-            path,
-            query,
+            req.url.decode("latin-1"),
             b"".join(req.body),
             encoding.decode("latin-1") if encoding is not None else None,
             content_type.decode("latin-1") if content_type is not None else None,
         )
-        found = self.owner.app.hit(sid, sent)
         return found.wire if found is not None else None
+
+
+def hit(
+    app: Hits, method: str, target: str, body: bytes, encoding: str | None, content_type: str | None
+) -> Recording | None:
+    """The recording a call to `target` (`/r/<session>/<provider>/...`) hits, taken; None when the web
+    layer must serve it (it then diagnoses and counts a miss)."""
+    where = split_target(target)
+    if where is None:
+        return None
+    sid, provider, path, query = where
+    return app.hit(sid, Sent(provider, method, path, query, body, encoding, content_type))
+
+
+def answer_call(app: Hits, call: dict[str, Any]) -> dict[str, Any] | None:
+    """A call a runner sent on its control link rather than over HTTP: {"method", "target", "body"
+    (base64), "content_type", "content_encoding"}. A hit answers with the HTTP head it would have been
+    sent and its body, one chunk per recorded event (base64); anything the fast path would not serve
+    answers None, with nothing taken, and the runner sends the call over HTTP."""
+    method, body = str(call["method"]), base64.b64decode(call["body"], validate=True)
+    if method not in _METHODS or len(body) > FAST_MAX_BODY:
+        return None
+    found = hit(
+        app, method, str(call["target"]), body, call.get("content_encoding"), call.get("content_type")
+    )
+    if found is None or found.wire is None:
+        return None
+    head = found.wire[: found.wire.index(b"\r\n\r\n")].decode("latin-1")
+    chunks = found.events if found.events is not None else (found.body,)
+    return {"head": head, "chunks": [base64.b64encode(chunk).decode("ascii") for chunk in chunks if chunk]}

@@ -20,6 +20,7 @@ from ..errors import AttestError, UsageError
 from ..fixtures.document import fixture_path
 from ..proxy.background import BackgroundServer
 from . import bypass, lane
+from .fastpath import answer_call
 from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
 from .session import MODES, Mode, default_mode
@@ -204,6 +205,7 @@ class ControlPipe:
         self.app, self.fd_in, self.fd_out = app, fd_in, fd_out
         self._pending = b""
         self._done = threading.Event()
+        self._reading = False
 
     def run(self, server: BackgroundServer) -> None:
         """Serve control lines until a stop line or the end of input."""
@@ -222,8 +224,17 @@ class ControlPipe:
         self.app.sessions.read_pending = None
 
     def _readable(self) -> None:
-        if self._done.is_set():
+        # A call sent on this link (fastpath.answer_call) looks its session up while its own line is
+        # answered: the lines after it wait for the loop's next turn, so answers keep the order asked.
+        if self._done.is_set() or self._reading:
             return
+        self._reading = True
+        try:
+            self._read()
+        finally:
+            self._reading = False
+
+    def _read(self) -> None:
         try:
             data = os.read(self.fd_in, 1 << 16)
         except BlockingIOError:
@@ -318,6 +329,8 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
             if session is not None:  # what the runner needs to key its own calls for the lane
                 reply["served"] = session.served
             return reply
+        if "call" in request:  # a runner's own HTTP call, sent on this link (fastpath.answer_call)
+            return {"hit": answer_call(app, request["call"])}
         if "refusal" in request:
             return bypass.refusal(str(request["refusal"]["host"]), request["refusal"]["runner"])
         summary = closed(app, request)
