@@ -3,9 +3,9 @@
 
 The fixtures: the bundled example (examples/fixtures) and a copy with an ignore rule, a run of the
 package's Anthropic agent recorded by `attest capture` against a scripted upstream, the recorded
-calls of the contract vectors' miss cases (tests/contract), and, when ../shared is there, real
-cassettes imported by `attest fixture import`. `make test` installs the package's dependencies from
-its lockfile first.
+calls of the contract vectors' miss cases (tests/contract), a stream test/lane.test.ts reads raw,
+and, when ../shared is there, real cassettes imported by `attest fixture import`. `make test`
+installs the package's dependencies from its lockfile first.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from attest_toolkit.fixtures import document as fx
-from conftest import REAL_CASSETTES, REPO, clean_env, run_cli
+from conftest import REAL_CASSETTES, REPO, clean_env, run_cli, sse_exchange, write_fixture
 from contract_vectors import write_miss_fixtures
 from upstream import FakeUpstream, Reply
 
@@ -125,6 +125,34 @@ def write_example_with_rules(fixtures: Path) -> None:
     )
 
 
+# test/lane.test.ts fetches this stream itself: the request it sends, and the words the events carry.
+LANE_STREAM = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "Count to five"}],
+    "stream": True,
+}
+LANE_WORDS = ["one", "two", "three", "four", "five"]
+
+
+def write_lane_stream(fixtures: Path) -> None:
+    """A recorded stream of one event per word, and what test/lane.test.ts needs to ask for it."""
+    chunk = {
+        "id": "chatcmpl-Lane1",
+        "object": "chat.completion.chunk",
+        "created": 1764569740,
+        "model": "gpt-4o-mini",
+    }
+    events = [
+        "data: "
+        + json.dumps({**chunk, "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]})
+        + "\n\n"
+        for w in LANE_WORDS
+    ] + ["data: [DONE]\n\n"]
+    write_fixture(fixtures, "lane-stream", [sse_exchange(LANE_STREAM, events)])
+    sidecar = {"request": LANE_STREAM, "words": LANE_WORDS, "events": len(events)}
+    (fixtures / "lane-stream.request.json").write_text(json.dumps(sidecar), encoding="utf-8")
+
+
 def import_cassettes(fixtures: Path) -> bool:
     """Import the real cassettes when ../shared is there; False when it is not."""
     if not all((REAL_CASSETTES / relative).exists() for relative in CASSETTES.values()):
@@ -175,6 +203,7 @@ def test_vitest_suite_passes(tmp_path: Path) -> None:
     capture_weather(fixtures)
     write_example_with_rules(fixtures)
     write_miss_fixtures(fixtures)  # for test/contract.test.ts
+    write_lane_stream(fixtures)
     shared = import_cassettes(fixtures)
     results = tmp_path / "vitest.json"
     done = run_vitest(fixtures, results, shared)

@@ -12,6 +12,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { BypassReport, Refusal } from "./bypass.js";
+import type { Call, Hit } from "./lane.js";
 import { type Mode } from "./mode.js";
 /** One miss as the engine reports it. */
 export interface Miss {
@@ -97,6 +98,8 @@ export declare class WorkerEngine {
     private readonly templates;
     private readonly made;
     private exitCode;
+    /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
+    origin: string;
     constructor(environment: string, link: Link);
     /** True while it runs and was started with this environment. */
     usable(environment: string): boolean;
@@ -105,6 +108,8 @@ export declare class WorkerEngine {
     open(spec: SessionSpec): Promise<OpenSession>;
     /** End the session; the engine counts what went around it (`bypass`) in its summary. */
     close(id: string, bypass?: BypassReport): Promise<ReplaySummary>;
+    /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+    call(call: Call): Promise<Hit | undefined>;
     /** The answer a call that went around the replay gets, in the engine's words. */
     refusal(host: string): Promise<Refusal>;
     private start;

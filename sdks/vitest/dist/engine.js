@@ -168,6 +168,8 @@ export class WorkerEngine {
     templates = new Map();
     made = new Map();
     exitCode; // undefined while it runs
+    /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
+    origin = "";
     constructor(environment, link) {
         this.environment = environment;
         this.link = link;
@@ -225,6 +227,11 @@ export class WorkerEngine {
         }
         return reply.summary;
     }
+    /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+    async call(call) {
+        const reply = await this.request({ call }, "serving this replay");
+        return reply.hit ?? undefined;
+    }
     /** The answer a call that went around the replay gets, in the engine's words. */
     async refusal(host) {
         return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay"));
@@ -237,6 +244,8 @@ export class WorkerEngine {
             const code = await this.exited();
             throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.link.stderr()));
         }
+        const url = ready.ready?.url;
+        this.origin = typeof url === "string" ? new URL(url).origin : "";
     }
     /** One request, once the engine is ready, and its answer. */
     async request(message, doing) {

@@ -18,6 +18,7 @@ import { onTestFinished, TestRunner } from "vitest";
 import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
+import * as lane from "./lane.js";
 import { missLocation } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
 import { egressFromEnv, ReplayError, resolveMode, strictMisses } from "./mode.js";
@@ -55,12 +56,14 @@ export async function useReplay(name, options = {}) {
     if (block)
         guard.install();
     const unwatch = bypass.watch(new bypass.Watch(name, mode === "strict" || block, (host) => engine.refusal(host)));
+    const unroute = engine.origin && lane.laneIsOn() ? lane.route(engine.origin, (call) => engine.call(call)) : () => undefined;
     const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
     Object.assign(process.env, session.env);
     let stopping;
     const stop = () => {
         if (stopping === undefined) {
             restore(saved);
+            unroute();
             if (block)
                 guard.uninstall();
             if (active === owner)
@@ -106,14 +109,12 @@ function verdict(context, state) {
     const summaries = [...(earlier?.summaries ?? []), ...state.summaries];
     if (summaries.length === 0)
         return;
-    const result = task.result;
-    const errors = result?.state === "fail" ? (result.errors ?? []) : [];
-    const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
     const miss = summaries.flatMap((s) => s.miss_list)[0]; // the first miss is the one shown
+    const location = miss ? (earlier?.location ?? missAt(task)) : undefined;
     if (miss)
         missed.set(task, { summaries: summaries.filter((s) => s.miss_list.length > 0), location });
     const meta = { sessions: summaries };
-    if (miss && location)
+    if (location)
         meta.location = location;
     if (state.guard)
         meta.egress = "block";
@@ -129,6 +130,11 @@ function verdict(context, state) {
         meta.message = `not_evaluated: replay_miss: ${miss.message}`;
         context.skip(meta.message);
     }
+}
+/** Where the test's miss was made, from the errors it failed with; undefined when no frame is the repository's. */
+function missAt(task) {
+    const errors = task.result?.state === "fail" ? (task.result.errors ?? []) : [];
+    return missLocation(errors, repositoryRoot(process.cwd()));
 }
 /** A miss is never an expected failure: fail whatever the agent raised and whatever the test's flags. */
 function fail(context, meta, message) {

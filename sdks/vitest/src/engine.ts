@@ -20,6 +20,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
 import type { BypassReport, Refusal } from "./bypass.js";
+import type { Call, Hit } from "./lane.js";
 import { ReplayError, replayIsOff, type Mode } from "./mode.js";
 
 /** One miss as the engine reports it. */
@@ -239,6 +240,8 @@ export class WorkerEngine {
   private readonly templates = new Map<string, Template>();
   private readonly made = new Map<string, string>();
   private exitCode: number | null | undefined; // undefined while it runs
+  /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
+  origin = "";
 
   constructor(
     private readonly environment: string,
@@ -303,6 +306,12 @@ export class WorkerEngine {
     return reply.summary as ReplaySummary;
   }
 
+  /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+  async call(call: Call): Promise<Hit | undefined> {
+    const reply = await this.request({ call }, "serving this replay");
+    return (reply.hit as Hit | null) ?? undefined;
+  }
+
   /** The answer a call that went around the replay gets, in the engine's words. */
   async refusal(host: string): Promise<Refusal> {
     return (await this.request({ refusal: { host, runner: "vitest" } }, "serving this replay")) as unknown as Refusal;
@@ -316,6 +325,8 @@ export class WorkerEngine {
       const code = await this.exited();
       throw new ReplayError(engineFailure(`attest-engine exited ${code} before serving`, this.link.stderr()));
     }
+    const url = (ready.ready as { url?: unknown } | null)?.url;
+    this.origin = typeof url === "string" ? new URL(url).origin : "";
   }
 
   /** One request, once the engine is ready, and its answer. */

@@ -21,6 +21,7 @@ import { onTestFinished, type TestContext, TestRunner } from "vitest";
 import * as bypass from "./bypass.js";
 import { DEFAULT_ENGINE, type OpenSession, type ReplaySummary, type WorkerEngine, workerEngine } from "./engine.js";
 import * as guard from "./guard/index.js";
+import * as lane from "./lane.js";
 import { type AttestMeta, type Location, missLocation, type SessionSummary } from "./facts.js";
 import { repositoryRoot } from "./paths.js";
 import { egressFromEnv, type Mode, ReplayError, resolveMode, strictMisses } from "./mode.js";
@@ -92,6 +93,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
   }
   if (block) guard.install();
   const unwatch = bypass.watch(new bypass.Watch(name, mode === "strict" || block, (host) => engine.refusal(host)));
+  const unroute = engine.origin && lane.laneIsOn() ? lane.route(engine.origin, (call) => engine.call(call)) : () => undefined;
   const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
   Object.assign(process.env, session.env);
 
@@ -99,6 +101,7 @@ export async function useReplay(name: string, options: ReplayOptions = {}): Prom
   const stop = (): Promise<ReplaySummary> => {
     if (stopping === undefined) {
       restore(saved);
+      unroute();
       if (block) guard.uninstall();
       if (active === owner) active = undefined;
       stopping = engine.close(session.id, unwatch());
@@ -141,13 +144,11 @@ function verdict(context: TestContext, state: TaskState): void {
   const earlier = missed.get(task);
   const summaries = [...(earlier?.summaries ?? []), ...state.summaries];
   if (summaries.length === 0) return;
-  const result = task.result;
-  const errors = result?.state === "fail" ? (result.errors ?? []) : [];
-  const location = earlier?.location ?? missLocation(errors, repositoryRoot(process.cwd()));
   const miss = summaries.flatMap((s) => s.miss_list)[0]; // the first miss is the one shown
+  const location = miss ? (earlier?.location ?? missAt(task)) : undefined;
   if (miss) missed.set(task, { summaries: summaries.filter((s) => s.miss_list.length > 0), location });
   const meta: AttestMeta = { sessions: summaries };
-  if (miss && location) meta.location = location;
+  if (location) meta.location = location;
   if (state.guard) meta.egress = "block";
   (task.meta as Record<string, unknown>).attest = meta;
   if (state.guard && summaries.some((s) => s.live > 0)) {
@@ -159,6 +160,12 @@ function verdict(context: TestContext, state: TaskState): void {
     meta.message = `not_evaluated: replay_miss: ${miss.message}`;
     context.skip(meta.message);
   }
+}
+
+/** Where the test's miss was made, from the errors it failed with; undefined when no frame is the repository's. */
+function missAt(task: TestContext["task"]): Location | undefined {
+  const errors = task.result?.state === "fail" ? (task.result.errors ?? []) : [];
+  return missLocation(errors, repositoryRoot(process.cwd()));
 }
 
 /** A miss is never an expected failure: fail whatever the agent raised and whatever the test's flags. */

@@ -1,0 +1,35 @@
+/**
+ * The lane: while a replay runs, a call this process makes with Node's global `fetch` to the worker's
+ * engine goes to the engine on the link the worker already holds (./engine.js), not over HTTP. The
+ * official openai and @anthropic-ai/sdk packages, and most others, call `fetch`: a replayed call then
+ * costs one line each way instead of an HTTP exchange through undici and the engine's parser.
+ *
+ * The engine answers exactly what its HTTP fast path would: the recording, taken and counted, with
+ * the head it would have sent and its body one chunk per recorded event (a stream's events arrive as
+ * they would). Anything else (a miss, a live call, lenient matching, an ended session, a body fetch
+ * would stream) is answered "not here" with nothing taken, and the call goes over HTTP as before,
+ * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
+ * or text, goes over HTTP too; so do clients given their own `fetch`, subprocesses and other languages.
+ * `ATTEST_LANE=off` sends every call over HTTP, as it does for the pytest helper's lane.
+ */
+/** A call as the engine's fast path reads it (replay/fastpath.py, answer_call). */
+export interface Call {
+    method: string;
+    target: string;
+    body: string;
+    content_type: string | null;
+    content_encoding: string | null;
+}
+/** A hit: the HTTP head the engine would have sent, and the body's chunks (base64). */
+export interface Hit {
+    head: string;
+    chunks: string[];
+}
+export type Ask = (call: Call) => Promise<Hit | undefined>;
+/** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
+export declare function laneIsOn(): boolean;
+/**
+ * Send this process's `fetch` calls to the engine at `origin` over `ask` until the returned function
+ * is called. `globalThis.fetch` is wrapped meanwhile; a client that kept the wrapper uses HTTP after.
+ */
+export declare function route(origin: string, ask: Ask): () => void;

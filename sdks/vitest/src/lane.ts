@@ -1,0 +1,143 @@
+/**
+ * The lane: while a replay runs, a call this process makes with Node's global `fetch` to the worker's
+ * engine goes to the engine on the link the worker already holds (./engine.js), not over HTTP. The
+ * official openai and @anthropic-ai/sdk packages, and most others, call `fetch`: a replayed call then
+ * costs one line each way instead of an HTTP exchange through undici and the engine's parser.
+ *
+ * The engine answers exactly what its HTTP fast path would: the recording, taken and counted, with
+ * the head it would have sent and its body one chunk per recorded event (a stream's events arrive as
+ * they would). Anything else (a miss, a live call, lenient matching, an ended session, a body fetch
+ * would stream) is answered "not here" with nothing taken, and the call goes over HTTP as before,
+ * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
+ * or text, goes over HTTP too; so do clients given their own `fetch`, subprocesses and other languages.
+ * `ATTEST_LANE=off` sends every call over HTTP, as it does for the pytest helper's lane.
+ */
+
+/** A call as the engine's fast path reads it (replay/fastpath.py, answer_call). */
+export interface Call {
+  method: string;
+  target: string;
+  body: string; // base64
+  content_type: string | null;
+  content_encoding: string | null;
+}
+
+/** A hit: the HTTP head the engine would have sent, and the body's chunks (base64). */
+export interface Hit {
+  head: string;
+  chunks: string[];
+}
+
+export type Ask = (call: Call) => Promise<Hit | undefined>;
+
+interface Route {
+  prefix: string; // `<engine origin>/r/`: the session URLs the engine hands out
+  ask: Ask;
+}
+
+type Fetch = typeof globalThis.fetch;
+
+// The methods fetch writes in upper case whatever case it is given (the Fetch standard's normalize).
+const NORMALIZED = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+// Statuses whose Response has no body.
+const NULL_BODY = new Set([204, 205, 304]);
+
+let current: Route | undefined;
+
+/** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
+export function laneIsOn(): boolean {
+  return process.env.ATTEST_LANE !== "off";
+}
+
+/**
+ * Send this process's `fetch` calls to the engine at `origin` over `ask` until the returned function
+ * is called. `globalThis.fetch` is wrapped meanwhile; a client that kept the wrapper uses HTTP after.
+ */
+export function route(origin: string, ask: Ask): () => void {
+  const original = globalThis.fetch;
+  const own: Route = { prefix: origin + "/r/", ask };
+  const wrapper = laneFetch(original);
+  current = own;
+  globalThis.fetch = wrapper;
+  return () => {
+    if (current === own) current = undefined;
+    if (globalThis.fetch === wrapper) globalThis.fetch = original;
+  };
+}
+
+function laneFetch(original: Fetch): Fetch {
+  return async function fetch(input: Parameters<Fetch>[0], init?: RequestInit): Promise<Response> {
+    const via = current;
+    const call = via === undefined ? undefined : laneCall(via.prefix, input, init);
+    if (via === undefined || call === undefined) return original(input, init);
+    init?.signal?.throwIfAborted();
+    const hit = await via.ask(call);
+    if (hit === undefined) return original(input, init);
+    init?.signal?.throwIfAborted(); // as fetch rejects when aborted before its answer
+    return answer(hit, call.url);
+  } as Fetch;
+}
+
+/** The call to send on the lane, or undefined when this request goes over HTTP. */
+function laneCall(prefix: string, input: Parameters<Fetch>[0], init: RequestInit | undefined): (Call & { url: string }) | undefined {
+  if (typeof input !== "string" && !(input instanceof URL)) return undefined;
+  const text = typeof input === "string" ? input : input.href;
+  if (!text.startsWith(prefix)) return undefined;
+  const body = bytesOf(init?.body);
+  if (body === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined; // fetch gives its own error
+  }
+  if (url.username || url.password || !url.href.startsWith(prefix)) return undefined;
+  url.hash = ""; // fetch never sends it
+  const headers = new Headers(init?.headers);
+  const given = init?.method ?? "GET";
+  const method = NORMALIZED.has(given.toUpperCase()) ? given.toUpperCase() : given;
+  // fetch labels a text body it is given without a type (the Fetch standard's extract a body).
+  const type = headers.get("content-type") ?? (typeof init?.body === "string" ? "text/plain;charset=UTF-8" : null);
+  return {
+    method,
+    target: url.pathname + url.search,
+    body: body.toString("base64"),
+    content_type: type,
+    content_encoding: headers.get("content-encoding"),
+    url: url.href,
+  };
+}
+
+/** A body fetch sends as it is (text or bytes); undefined for one it streams or encodes (a form, a stream). */
+function bytesOf(body: RequestInit["body"]): Buffer | undefined {
+  if (body === undefined || body === null) return Buffer.alloc(0);
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return undefined;
+}
+
+/** The Response fetch would have made of the engine's answer. */
+function answer(hit: Hit, url: string): Response {
+  const [statusLine, ...lines] = hit.head.split("\r\n");
+  const [, code, ...reason] = statusLine.split(" ");
+  const status = Number(code);
+  const headers = new Headers();
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  // The engine serves a body as it was recorded, never encoded (it sends no content-encoding).
+  const chunks = hit.chunks.map((chunk) => Buffer.from(chunk, "base64"));
+  const body = NULL_BODY.has(status)
+    ? null
+    : new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of chunks) controller.enqueue(chunk);
+          controller.close();
+        },
+      });
+  const response = new Response(body, { status, statusText: reason.join(" "), headers });
+  Object.defineProperty(response, "url", { value: url }); // as fetch sets it
+  return response;
+}
