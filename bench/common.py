@@ -7,6 +7,7 @@ median of several runs is kept, because a shared machine is noisy.
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import attest_toolkit
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater
@@ -241,6 +243,12 @@ def engine(env: dict[str, str] | None = None) -> Iterator[EngineProcess]:
         yield proc
     finally:
         proc.stop()
+
+
+def compile_package() -> None:
+    """The package's bytecode, as installing it compiles it: an editable install under
+    PYTHONDONTWRITEBYTECODE would otherwise compile every module's source at every engine start."""
+    compileall.compile_dir(str(Path(attest_toolkit.__file__).parent), quiet=1)
 
 
 def console_script(name: str) -> str:

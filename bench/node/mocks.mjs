@@ -1,6 +1,7 @@
 // The variants the Node suite compares, each answering the official openai package with the same
 // recorded bytes (routes.json, written by ../node_suite.py from the engine's own recordings):
-// attest (an `attest-engine serve` session), msw, nock, aimock and a bare node:http server.
+// attest (an `attest-engine serve` session, over HTTP or over the lane useReplay routes fetch to), msw,
+// nock, aimock and a bare node:http server.
 // Each has enable() and disable(), so the variants can take turns in one process.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -34,17 +35,22 @@ function webBody(route) {
   });
 }
 
-export async function attest() {
+/** attest: a session on the worker's engine; with `lane`, fetch reaches it on its link as useReplay's does. */
+export async function attest({ lane = false } = {}) {
   const { workerEngine } = await import(path.join(SDK, "dist", "engine.js"));
+  const { route } = await import(path.join(SDK, "dist", "lane.js"));
   const engine = await workerEngine(process.env.BENCH_ENGINE ?? "attest-engine");
   let session;
+  let unroute = () => undefined;
   return {
-    name: "attest",
+    name: lane ? "attest, lane" : "attest",
     async enable() {
       session = await engine.open({ fixture: spec.fixture, mode: "strict", noLive: true });
+      if (lane) unroute = route(engine.origin, (call) => engine.call(call));
       return session.env.OPENAI_BASE_URL;
     },
     async disable() {
+      unroute();
       const summary = await engine.close(session.id);
       if (summary.misses) throw new Error("attest missed: " + summary.miss_list[0].message);
     },
@@ -157,4 +163,4 @@ export async function aimock() {
   };
 }
 
-export const VARIANTS = { attest, msw, nock, aimock, "node:http": bare, "node:http, own process": bareProcess };
+export const VARIANTS = { attest, "attest, lane": () => attest({ lane: true }), msw, nock, aimock, "node:http": bare, "node:http, own process": bareProcess };
