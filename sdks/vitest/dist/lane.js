@@ -44,13 +44,18 @@ function laneFetch(original) {
         const call = via === undefined ? undefined : laneCall(via.prefix, input, init);
         if (via === undefined || call === undefined)
             return original(input, init);
-        init?.signal?.throwIfAborted();
+        refuseAborted(init?.signal);
         const hit = await via.ask(call);
         if (hit === undefined)
             return original(input, init);
-        init?.signal?.throwIfAborted(); // as fetch rejects when aborted before its answer
+        refuseAborted(init?.signal); // as fetch rejects when aborted before its answer
         return answer(hit, call.url);
     };
+}
+/** Reject as fetch does for an aborted signal: with its reason. */
+function refuseAborted(signal) {
+    if (signal?.aborted)
+        throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 /** The call to send on the lane, or undefined when this request goes over HTTP. */
 function laneCall(prefix, input, init) {

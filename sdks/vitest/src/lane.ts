@@ -70,12 +70,17 @@ function laneFetch(original: Fetch): Fetch {
     const via = current;
     const call = via === undefined ? undefined : laneCall(via.prefix, input, init);
     if (via === undefined || call === undefined) return original(input, init);
-    init?.signal?.throwIfAborted();
+    refuseAborted(init?.signal);
     const hit = await via.ask(call);
     if (hit === undefined) return original(input, init);
-    init?.signal?.throwIfAborted(); // as fetch rejects when aborted before its answer
+    refuseAborted(init?.signal); // as fetch rejects when aborted before its answer
     return answer(hit, call.url);
   } as Fetch;
+}
+
+/** Reject as fetch does for an aborted signal: with its reason. */
+function refuseAborted(signal: AbortSignal | null | undefined): void {
+  if (signal?.aborted) throw signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
 /** The call to send on the lane, or undefined when this request goes over HTTP. */
