@@ -228,7 +228,7 @@ class FastPath(asyncio.Protocol):
         """The recording's bytes for a hit on a strict session; None for anything aiohttp should do."""
         req = self.request
         content_type, encoding = req.headers.get(b"content-type"), req.headers.get(b"content-encoding")
-        found = hit(
+        found = recording_for(
             self.owner.app,
             self.parser.get_method().decode("ascii"),
             req.url.decode("latin-1"),
@@ -239,7 +239,7 @@ class FastPath(asyncio.Protocol):
         return found.wire if found is not None else None
 
 
-def hit(
+def recording_for(
     app: Hits, method: str, target: str, body: bytes, encoding: str | None, content_type: str | None
 ) -> Recording | None:
     """The recording a call to `target` (`/r/<session>/<provider>/...`) hits, taken; None when the web
@@ -259,7 +259,7 @@ def answer_call(app: Hits, call: dict[str, Any]) -> dict[str, Any] | None:
     method, body = str(call["method"]), base64.b64decode(call["body"], validate=True)
     if method not in _METHODS or len(body) > FAST_MAX_BODY:
         return None
-    found = hit(
+    found = recording_for(
         app, method, str(call["target"]), body, call.get("content_encoding"), call.get("content_type")
     )
     if found is None or found.wire is None:
