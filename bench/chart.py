@@ -11,7 +11,10 @@ from pathlib import Path
 
 from common import Row
 
-BAR, GAP, LABEL, PLOT, PAD = 18, 8, 420, 360, 12
+BAR, GAP, PLOT, PAD = 18, 8, 360, 12
+# Pixels per character a label gets, at 12 px sans-serif: room for wider fonts than Chromium's default
+# on Debian (at most 5.4 for the README's labels; tests/system/test_bench_chart.py checks none meets its bar).
+CHAR = 7.0
 _RATIO = re.compile(r"^([0-9.]+)x$")
 _TARGET = re.compile(r"<=\s*([0-9.]+)x")
 
@@ -33,24 +36,24 @@ def svg(rows: list[Row]) -> str:
     top = max([1.0, *(v for _, ratio, target in shown for v in (ratio, target) if v is not None)]) * 1.1
     scale = PLOT / top
     height = PAD * 2 + 20 + len(shown) * (BAR + GAP)
-    width = LABEL + PLOT + 80
+    labels = [f"{r.benchmark}: {r.measure}" for r, _, _ in shown]
+    x0 = PAD + round(max((len(label) for label in labels), default=0) * CHAR) + PAD
+    width = x0 + PLOT + 80
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
         'font-size="12">',
         f'<text x="{PAD}" y="{PAD + 10}">ratio to the same-run baseline (shorter is faster); '
         "red line: the row's target</text>",
     ]
-    x0 = LABEL
     base = x0 + scale
     parts.append(
         f'<line class="baseline" x1="{base:.1f}" y1="{PAD + 16}" x2="{base:.1f}" y2="{height - PAD}" '
         'stroke="#888" stroke-dasharray="3,3"/>'
     )
-    for i, (row, ratio, target) in enumerate(shown):
+    for i, ((row, ratio, target), label) in enumerate(zip(shown, labels, strict=True)):
         y = PAD + 20 + i * (BAR + GAP)
         colour = "#c0392b" if row.met is False else "#2e86c1"
-        label = escape(f"{row.benchmark}: {row.measure}")
-        parts.append(f'<text x="{PAD}" y="{y + BAR - 5}">{label}</text>')
+        parts.append(f'<text class="label" x="{PAD}" y="{y + BAR - 5}">{escape(label)}</text>')
         parts.append(
             f'<rect class="ratio" x="{x0}" y="{y}" width="{ratio * scale:.1f}" height="{BAR}" '
             f'fill="{colour}"><title>{ratio:.2f}x</title></rect>'

@@ -1,44 +1,21 @@
-"""`attest report html`, opened from disk in a real browser (Debian's Chromium driven by Playwright).
-
-Without Chromium the tests skip with one reason; `.ci/run` installs it and sets ATTEST_REQUIRE_BROWSER=1,
-so there they fail instead.
-"""
+"""`attest report html`, opened from disk in a real browser (Debian's Chromium driven by Playwright:
+tests/browser.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli
 from report_factory import make_miss, make_report, make_test, replay_facts
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytest_plugins = ["browser"]  # the browser fixture
+
 FIXTURE = "tests/attest/fixtures/example.attest.json"
 HOSTILE_ID = 'tests/test_x.py::test_y[<img src=x onerror="document.title=1">]'
 SECRET = "sk-proj-" + "Zq9" * 16
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("ATTEST_REQUIRE_BROWSER") == "1":
-            pytest.fail("Chromium is not installed (ATTEST_REQUIRE_BROWSER=1)", pytrace=False)
-        pytest.skip("needs Chromium (Debian's chromium package) to open the page in a real browser")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        flags = [
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-        ]
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

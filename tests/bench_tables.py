@@ -1,0 +1,41 @@
+"""The benchmark tables the README shows, read back as the rows bench/run.py printed, and bench/chart.py
+to draw them: what tests/unit/test_readme_chart.py and tests/system/test_bench_chart.py compare."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+
+from conftest import REPO
+
+BENCH = REPO / "bench"
+NODE_CHART = BENCH / "results" / "node-suite.svg"
+
+
+def bench_module(name: str) -> ModuleType:
+    """A module of bench/ (not a package: its modules import each other by name)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def readme_rows(benchmark: str | None = None) -> list[Any]:
+    """Every results-table row of the README's Benchmarks (those of `benchmark` only, when given), as the
+    `common.Row`s they were printed from."""
+    row = bench_module("common").Row
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Benchmarks\n") :]
+    section = section[: section.index("\n## ", 1)]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else []
+        if len(cells) != 7 or cells[0] in ("benchmark", "---") or cells[4] == "ratio":
+            continue
+        if benchmark is None or cells[0] == benchmark:
+            met = None if not cells[6] else cells[6] == "met"
+            rows.append(row(*cells[:6], met))
+    return rows
