@@ -11,6 +11,9 @@
  * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
  * or text, goes over HTTP too; so do clients given their own `fetch`, subprocesses and other languages.
  * `ATTEST_LANE=off` sends every call over HTTP, as it does for the pytest helper's lane.
+ *
+ * The lane steps aside when something else replaced `fetch` since the package was loaded (a spy, msw,
+ * a polyfill): that `fetch` stays in charge and sees every call, which goes over HTTP through it.
  */
 /** A call as the engine's fast path reads it (replay/fastpath.py, answer_call). */
 export interface Call {

@@ -11,12 +11,20 @@
  * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
  * or text, goes over HTTP too; so do clients given their own `fetch`, subprocesses and other languages.
  * `ATTEST_LANE=off` sends every call over HTTP, as it does for the pytest helper's lane.
+ *
+ * The lane steps aside when something else replaced `fetch` since the package was loaded (a spy, msw,
+ * a polyfill): that `fetch` stays in charge and sees every call, which goes over HTTP through it.
  */
 // The methods fetch writes in upper case whatever case it is given (the Fetch standard's normalize).
 const NORMALIZED = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
 // Statuses whose Response has no body.
 const NULL_BODY = new Set([204, 205, 304]);
 let current;
+// The fetch the process had when this module first loaded in it (./start.js loads it before any
+// setup file of the user's when attestReplay() is in the config).
+const FIRST = Symbol.for("@attest-ai/vitest.fetch");
+const scope = globalThis;
+scope[FIRST] ??= globalThis.fetch;
 /** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
 export function laneIsOn() {
     return process.env.ATTEST_LANE !== "off";
@@ -27,6 +35,8 @@ export function laneIsOn() {
  */
 export function route(origin, ask) {
     const original = globalThis.fetch;
+    if (original !== scope[FIRST])
+        return () => undefined; // another fetch is in charge: see the module comment
     const own = { prefix: origin + "/r/", ask };
     const wrapper = laneFetch(original);
     current = own;

@@ -3,4 +3,4 @@
  * worker starts, before the test file and what it imports (the agent, the SDKs) are loaded, so the
  * engine's start overlaps them. It imports nothing of Vitest.
  */
-export {};
+import "./lane.js";

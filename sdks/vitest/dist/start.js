@@ -4,5 +4,6 @@
  * engine's start overlaps them. It imports nothing of Vitest.
  */
 import { startDefault } from "./engine.js";
+import "./lane.js"; // notes the process's own fetch before any setup file of the user's can replace it
 startDefault();
 //# sourceMappingURL=start.js.map

@@ -11,6 +11,9 @@
  * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
  * or text, goes over HTTP too; so do clients given their own `fetch`, subprocesses and other languages.
  * `ATTEST_LANE=off` sends every call over HTTP, as it does for the pytest helper's lane.
+ *
+ * The lane steps aside when something else replaced `fetch` since the package was loaded (a spy, msw,
+ * a polyfill): that `fetch` stays in charge and sees every call, which goes over HTTP through it.
  */
 
 /** A call as the engine's fast path reads it (replay/fastpath.py, answer_call). */
@@ -44,6 +47,12 @@ const NULL_BODY = new Set([204, 205, 304]);
 
 let current: Route | undefined;
 
+// The fetch the process had when this module first loaded in it (./start.js loads it before any
+// setup file of the user's when attestReplay() is in the config).
+const FIRST = Symbol.for("@attest-ai/vitest.fetch");
+const scope = globalThis as Record<symbol, unknown>;
+scope[FIRST] ??= globalThis.fetch;
+
 /** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
 export function laneIsOn(): boolean {
   return process.env.ATTEST_LANE !== "off";
@@ -55,6 +64,7 @@ export function laneIsOn(): boolean {
  */
 export function route(origin: string, ask: Ask): () => void {
   const original = globalThis.fetch;
+  if (original !== scope[FIRST]) return () => undefined; // another fetch is in charge: see the module comment
   const own: Route = { prefix: origin + "/r/", ask };
   const wrapper = laneFetch(original);
   current = own;

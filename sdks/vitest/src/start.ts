@@ -5,5 +5,6 @@
  */
 
 import { startDefault } from "./engine.js";
+import "./lane.js"; // notes the process's own fetch before any setup file of the user's can replace it
 
 startDefault();

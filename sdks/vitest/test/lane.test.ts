@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 
 import OpenAI from "openai";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 import { useReplay } from "@attest-ai/vitest";
 
@@ -138,6 +138,23 @@ describe("the lane", () => {
     } finally {
       http.stop();
       delete process.env.ATTEST_LANE;
+    }
+  });
+
+  it("steps aside for a fetch replaced before the replay (a spy): it sees every call, sent over HTTP", async () => {
+    const spy = vi.spyOn(globalThis, "fetch");
+    const http = watchHttp();
+    try {
+      const replay = await useReplay("example", { fixturesDir: EXAMPLE_FIXTURES, mode: "strict" });
+      expect(globalThis.fetch).toBe(spy);
+      await runRefundAgent();
+      const engine = origin(replay.env.OPENAI_BASE_URL);
+      expect(spy.mock.calls.filter(([url]) => String(url).startsWith(engine))).toHaveLength(2);
+      expect(http.origins.filter((o) => o === engine)).toHaveLength(2);
+      expect((await replay.stop())?.replayed).toBe(2);
+    } finally {
+      http.stop();
+      spy.mockRestore();
     }
   });
 
