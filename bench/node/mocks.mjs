@@ -163,4 +163,12 @@ export async function aimock() {
   };
 }
 
-export const VARIANTS = { attest, "attest, lane": () => attest({ lane: true }), msw, nock, aimock, "node:http": bare, "node:http, own process": bareProcess };
+export const VARIANTS = {
+  attest,
+  "attest, lane": () => attest({ lane: true }),
+  msw,
+  nock,
+  aimock,
+  "node:http": bare,
+  "node:http, own process": bareProcess,
+};
