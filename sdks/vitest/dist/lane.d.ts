@@ -29,10 +29,9 @@ export interface Hit {
     chunks: string[];
 }
 export type Ask = (call: Call) => Promise<Hit | undefined>;
-/** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
-export declare function laneIsOn(): boolean;
 /**
  * Send this process's `fetch` calls to the engine at `origin` over `ask` until the returned function
  * is called. `globalThis.fetch` is wrapped meanwhile; a client that kept the wrapper uses HTTP after.
+ * Nothing is wrapped with ATTEST_LANE=off, or when another fetch is in charge (see the module comment).
  */
 export declare function route(origin: string, ask: Ask): () => void;

@@ -25,18 +25,15 @@ let current;
 const FIRST = Symbol.for("@attest-ai/vitest.fetch");
 const scope = globalThis;
 scope[FIRST] ??= globalThis.fetch;
-/** Whether replays route fetch over the lane: unless ATTEST_LANE is `off` (to compare, or to rule it out). */
-export function laneIsOn() {
-    return process.env.ATTEST_LANE !== "off";
-}
 /**
  * Send this process's `fetch` calls to the engine at `origin` over `ask` until the returned function
  * is called. `globalThis.fetch` is wrapped meanwhile; a client that kept the wrapper uses HTTP after.
+ * Nothing is wrapped with ATTEST_LANE=off, or when another fetch is in charge (see the module comment).
  */
 export function route(origin, ask) {
     const original = globalThis.fetch;
-    if (original !== scope[FIRST])
-        return () => undefined; // another fetch is in charge: see the module comment
+    if (process.env.ATTEST_LANE === "off" || original !== scope[FIRST])
+        return () => undefined;
     const own = { prefix: origin + "/r/", ask };
     const wrapper = laneFetch(original);
     current = own;

@@ -56,7 +56,7 @@ export async function useReplay(name, options = {}) {
     if (block)
         guard.install();
     const unwatch = bypass.watch(new bypass.Watch(name, mode === "strict" || block, (host) => engine.refusal(host)));
-    const unroute = engine.origin && lane.laneIsOn() ? lane.route(engine.origin, (call) => engine.call(call)) : () => undefined;
+    const unroute = lane.route(engine.origin, (call) => engine.call(call));
     const saved = Object.fromEntries(Object.keys(session.env).map((key) => [key, process.env[key]]));
     Object.assign(process.env, session.env);
     let stopping;
