@@ -558,38 +558,28 @@ def test_uninstall_without_install_is_an_error() -> None:
 # --- proxies ----------------------------------------------------------------------------------------
 
 
-def test_connect_to_a_provider_is_blocked_before_the_proxy_sees_it(
-    proxy_variable: str, proxy: RecordingServer
+@pytest.mark.parametrize(
+    ("request_bytes", "host", "port"),
+    [
+        # a CONNECT to a provider, blocked before the proxy sees it
+        (b"CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com:443\r\n\r\n", "api.openai.com", 443),
+        # an absolute-form request to a provider
+        (b"GET http://api.openai.com/v1/models HTTP/1.1\r\nAccept: */*\r\n\r\n", "api.openai.com", 80),
+        # a Host header naming a provider
+        (b"GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n", "api.anthropic.com", 80),
+    ],
+    ids=["connect", "absolute-form", "host-header"],
+)
+def test_a_request_naming_a_provider_is_blocked_before_the_proxy_sees_it(
+    proxy_variable: str, proxy: RecordingServer, request_bytes: bytes, host: str, port: int
 ) -> None:
     with (
         guard.blocking(),
         socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock,
         pytest.raises(EgressBlockedError) as caught,
     ):
-        sock.sendall(b"CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com:443\r\n\r\n")
-    assert str(caught.value) == blocked_message("api.openai.com", 443)
-    assert proxy.transcript() == b""
-
-
-def test_absolute_form_request_to_a_provider_is_blocked(proxy_variable: str, proxy: RecordingServer) -> None:
-    with (
-        guard.blocking(),
-        socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock,
-        pytest.raises(EgressBlockedError) as caught,
-    ):
-        sock.sendall(b"GET http://api.openai.com/v1/models HTTP/1.1\r\nAccept: */*\r\n\r\n")
-    assert str(caught.value) == blocked_message("api.openai.com", 80)
-    assert proxy.transcript() == b""
-
-
-def test_host_header_naming_a_provider_is_blocked(proxy_variable: str, proxy: RecordingServer) -> None:
-    with (
-        guard.blocking(),
-        socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock,
-        pytest.raises(EgressBlockedError) as caught,
-    ):
-        sock.sendall(b"GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n")
-    assert str(caught.value) == blocked_message("api.anthropic.com", 80)
+        sock.sendall(request_bytes)
+    assert str(caught.value) == blocked_message(host, port)
     assert proxy.transcript() == b""
 
 

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import yaml
 from action_runner import ActionRun, interpolate, run_action
-from attest_toolkit.sandbox import SandboxError, choose_strategy
 from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_github import FakeGitHub
 from fake_runner import parse_command
@@ -31,7 +30,7 @@ from image_helpers import NEEDS_PODMAN
 from s3_server import S3
 
 # the s3 and bucket fixtures (a real S3-compatible server on loopback); the agent image and its fixture
-pytest_plugins = ["s3_server", "image_helpers"]
+pytest_plugins = ["s3_server", "image_helpers", "netns"]
 
 OWNER_REPO = "acme/refund-agent"
 TOKEN = "ghs_" + "t" * 36
@@ -64,14 +63,6 @@ misses: block
 require_egress: none
 require_isolation_verified: true
 """
-
-
-@pytest.fixture(scope="module")
-def namespace() -> str:
-    try:
-        return choose_strategy("none")
-    except SandboxError as exc:
-        pytest.skip(f"no network namespace can be made here: {exc}")
 
 
 def fixture(repo: Path, name: str, prompt: str, answer: str, system: str = "You are terse.") -> None:

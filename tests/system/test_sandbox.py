@@ -24,7 +24,6 @@ from attest_toolkit.cli.sandbox import register
 from attest_toolkit.fixtures.validation import load_schema
 from attest_toolkit.sandbox import (
     SandboxError,
-    choose_strategy,
     current_egress,
     egress_from_environ,
     isolated_argv,
@@ -34,6 +33,8 @@ from attest_toolkit.sandbox import (
 from attest_toolkit.sandbox import strategy as strategies
 from attest_toolkit.sandbox.probe import Probe
 from attest_toolkit.sandbox.strategy import Invoker, sudo_argv, wrap
+
+pytest_plugins = ["netns"]  # the namespace fixture
 
 PY = sys.executable
 EGRESS_SCHEMA = load_schema("report-v2.schema.json")["$defs"]["summary"]["properties"]["egress"]
@@ -51,15 +52,6 @@ def cli(argv: list[str]) -> int:
         """A group, as the real `attest` app is."""
 
     return run(app, argv)
-
-
-@pytest.fixture(scope="module")
-def namespace() -> str:
-    """The strategy this machine offers, or a skip saying why there is none."""
-    try:
-        return choose_strategy("none")
-    except SandboxError as exc:
-        pytest.skip(f"no network namespace can be made here: {exc}")
 
 
 @pytest.fixture
