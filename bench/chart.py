@@ -13,7 +13,7 @@ from common import Row
 
 BAR, GAP, PLOT, PAD = 18, 8, 360, 12
 # Pixels per character a label gets, at 12 px sans-serif: room for wider fonts than Chromium's default
-# on Debian (at most 5.4 for the README's labels; tests/system/test_bench_chart.py checks none meets its bar).
+# on Debian (at most 5.4 for the Benchmarks page's labels; tests/system/test_bench_chart.py checks none meets its bar).
 CHAR = 7.0
 _RATIO = re.compile(r"^([0-9.]+)x$")
 _TARGET = re.compile(r"<=\s*([0-9.]+)x")

@@ -4,10 +4,11 @@
         tests/models/test_openai.py tests/models/test_google.py
 
 CHECKOUT is the project's own clone and CHECKOUT_VENV a virtualenv with its test dependencies,
-pytest-recording and attest-toolkit installed. The script follows the README's migration ("4. Migrate
-from vcrpy") and nothing else: it runs the tests under pytest-recording (replay, `--record-mode=none`),
+pytest-recording and attest-toolkit installed. The script follows the migration guide
+(docs/guides/migrate-vcrpy.md) and nothing else: it runs the tests under pytest-recording (replay,
+`--record-mode=none`),
 imports the cassettes with `attest fixture import --tree`, and runs the same tests with `--attest-vcr`
-and `CI=1` (strict replay, no key). With `--rebase` it then takes the README's last step: one
+and `CI=1` (strict replay, no key). With `--rebase` it then takes the guide's last step: one
 `--attest-record=rebase` run (no key, no provider called) rewrites the requests that drifted since
 the cassettes were recorded, and the strict replay runs again. It prints one markdown row per run:
 pass counts and wall times, measured in this one invocation. The checkout gains a

@@ -1,5 +1,6 @@
-"""The benchmark tables the README shows, read back as the rows bench/run.py printed, and bench/chart.py
-to draw them: what tests/unit/test_readme_chart.py and tests/system/test_bench_chart.py compare."""
+"""The benchmark tables the documentation shows (docs/benchmarks.md), read back as the rows bench/run.py
+printed, and bench/chart.py to draw them: what tests/unit/test_readme_chart.py and
+tests/system/test_bench_chart.py compare."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from conftest import REPO
 
 BENCH = REPO / "bench"
 NODE_CHART = BENCH / "results" / "node-suite.svg"
+BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 
 
 def bench_module(name: str) -> ModuleType:
@@ -23,13 +25,11 @@ def bench_module(name: str) -> ModuleType:
         sys.path.remove(str(BENCH))
 
 
-def readme_rows(benchmark: str | None = None) -> list[Any]:
-    """Every results-table row of the README's Benchmarks (those of `benchmark` only, when given), as the
+def page_rows(benchmark: str | None = None) -> list[Any]:
+    """Every results-table row of the Benchmarks page (those of `benchmark` only, when given), as the
     `common.Row`s they were printed from."""
     row = bench_module("common").Row
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## Benchmarks\n") :]
-    section = section[: section.index("\n## ", 1)]
+    section = BENCHMARKS_PAGE.read_text(encoding="utf-8")
     rows = []
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else []

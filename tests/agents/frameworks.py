@@ -230,8 +230,8 @@ def instructor(scenario: str, system: str, description: str) -> str:
 AGENTS: dict[str, Callable[[str, str, str], str]] = {
     f.__name__: f for f in (pydantic_ai, langchain, openai_agents, litellm, instructor)
 }
-# What each framework is run on, in order. instructor runs in a virtualenv of its own (see the README's
-# "Your framework"), so this script imports each framework only inside its own function.
+# What each framework is run on, in order. instructor runs in a virtualenv of its own (see the docs'
+# "Your framework", docs/guides/frameworks.md), so this script imports each framework only inside its own function.
 SCENARIOS: dict[str, tuple[str, ...]] = {
     "pydantic_ai": ("tool", "stream", "responses", "anthropic", "anthropic_stream"),
     "langchain": ("tool", "stream", "responses", "anthropic"),

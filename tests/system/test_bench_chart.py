@@ -1,14 +1,14 @@
 """Benchmark charts (bench/chart.py) opened in a real browser (tests/browser.py): every row's label ends
 before its bar begins, no label runs off the picture, and every bar and target line is inside it. The
-charts: the Node suite's, committed and shown in the README, and one of every results row the README
-has (the longest labels there are)."""
+charts: the Node suite's, committed and shown on the Benchmarks page (docs/benchmarks.md), and one of
+every results row the page has (the longest labels there are)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from bench_tables import NODE_CHART, bench_module, readme_rows
+from bench_tables import NODE_CHART, bench_module, page_rows
 
 pytest_plugins = ["browser"]  # the browser fixture
 
@@ -33,11 +33,11 @@ def layout(browser, chart: Path) -> dict:
     return drawn
 
 
-@pytest.mark.parametrize("which", ["node suite (committed)", "every README row"])
+@pytest.mark.parametrize("which", ["node suite (committed)", "every row of the Benchmarks page"])
 def test_labels_clear_their_bars_and_everything_is_inside(browser, tmp_path: Path, which: str) -> None:
-    if which == "every README row":
+    if which == "every row of the Benchmarks page":
         chart = tmp_path / "all.svg"
-        chart.write_text(bench_module("chart").svg(readme_rows()), encoding="utf-8")
+        chart.write_text(bench_module("chart").svg(page_rows()), encoding="utf-8")
     else:
         chart = NODE_CHART
     drawn = layout(browser, chart)

@@ -37,7 +37,7 @@ TOOL_CALL = {
     "type": "function",
     "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
 }
-# What each framework's users need in their environment (see the README's "Your framework").
+# What each framework's users need in their environment (see docs/guides/frameworks.md).
 FRAMEWORK_ENV = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 # Set by the second pytest run: the directory of the recordings this run captured, so it captures none.
 FIXTURES_VAR = "ATTEST_FRAMEWORK_FIXTURES"

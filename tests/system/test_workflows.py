@@ -124,13 +124,12 @@ def test_actionlint_does_report_a_broken_workflow(name: str, tmp_path: Path) -> 
     assert "broken.yml:7:" in done.stdout
 
 
-# --- the README documents every input and output ---------------------------------------------------
+# --- the action's reference page documents every input and output ---------------------------------
 
 
 def guide() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start, end = text.index("<!-- guide:start -->"), text.index("<!-- guide:end -->")
-    return text[start:end]
+    # generated from action.yml by docs/gen/reference.py; tests/unit/test_docs_site.py keeps it fresh
+    return (REPO / "docs" / "reference" / "action.md").read_text(encoding="utf-8")
 
 
 def table_rows(heading: str) -> dict[str, list[str]]:
@@ -149,7 +148,7 @@ def table_rows(heading: str) -> dict[str, list[str]]:
 
 
 def test_every_input_is_documented_with_its_default() -> None:
-    documented = table_rows("### Inputs")
+    documented = table_rows("## Inputs")
     declared = action()["inputs"]
     assert sorted(documented) == sorted(declared)
     for name, spec in declared.items():
@@ -166,7 +165,7 @@ def _documented_default(spec: dict[str, Any]) -> str:
 
 
 def test_every_output_is_documented() -> None:
-    documented = table_rows("### Outputs")
+    documented = table_rows("## Outputs")
     assert sorted(documented) == sorted(action()["outputs"])
     assert all(cells[-1] for cells in documented.values())
 
