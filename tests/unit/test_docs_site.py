@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 import yaml
 from attest_toolkit.providers import PROVIDERS
 from attest_toolkit.report.policy import DEFAULTS, parse_policy, parse_text
@@ -141,3 +142,21 @@ def url(page: str) -> str:
     """The address MkDocs serves a page at, under the site (`guides/vitest.md`: `guides/vitest/`)."""
     stem = page.removesuffix(".md")
     return stem.removesuffix("index") if stem.endswith("index") else f"{stem}/"
+
+
+def test_a_release_publishes_the_site_built_strict_and_only_the_deploy_job_may_write() -> None:
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "docs.yml").read_text(encoding="utf-8"))
+    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML reads the key `on` as True
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    assert "mkdocs build --strict" in "".join(step.get("run", "") for step in jobs["build"]["steps"])
+    writes = {name: job.get("permissions", {}) for name, job in jobs.items() if job.get("permissions")}
+    assert writes == {"deploy": {"pages": "write", "id-token": "write"}}
+    assert not any("actions/checkout" in step.get("uses", "") for step in jobs["deploy"]["steps"])
+
+
+def test_the_package_metadata_links_the_site() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    site = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("!!python/name:", ""))
+    assert project["urls"]["Documentation"] == site["site_url"]
