@@ -1,5 +1,6 @@
 """`mkdocs build --strict` of the documentation site (mkdocs.yml, docs/), as `make docs-build` runs it:
-it passes on the site as committed, and a broken link or anchor fails it naming the page."""
+it passes on the site as committed, a broken link or anchor fails it naming the page, and every link
+the READMEs make into the site reaches a page and a heading it has."""
 
 from __future__ import annotations
 
@@ -45,6 +46,23 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "providers" / "bedrock" / "index.html").is_file()
     home = re.sub(r"<[^>]+>", "", (tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert "attest capture --name hello -- python agent.py" in home  # the README's quickstart, taken in
+    assert unreachable(tmp_path / "site") == []
+
+
+SITE = "https://attest-toolkit.github.io/attest-toolkit/"
+READMES = ("README.md", "sdks/vitest/README.md")
+
+
+def unreachable(built: Path) -> list[str]:
+    """The links of the READMEs into the site whose page or heading the built site does not have."""
+    missing = []
+    for readme in READMES:
+        for link in re.findall(rf"{re.escape(SITE)}([\w/.#-]*)", (REPO / readme).read_text(encoding="utf-8")):
+            page, _, anchor = link.partition("#")
+            html = built / page / "index.html"
+            if not html.is_file() or (anchor and f'id="{anchor}"' not in html.read_text(encoding="utf-8")):
+                missing.append(f"{readme}: {SITE}{link}")
+    return missing
 
 
 @pytest.mark.parametrize(
