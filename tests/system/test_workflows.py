@@ -141,10 +141,22 @@ def table_rows(heading: str) -> dict[str, list[str]]:
             break
         match = re.match(r"\|\s*`([\w-]+)`\s*\|(.*)\|\s*$", line)
         if match:
-            # a `|` inside a cell is written `\|`, as GitHub's tables need
-            cells = re.split(r"(?<!\\)\|", match.group(2))
-            rows[match.group(1)] = [cell.strip().replace("\\|", "|") for cell in cells]
+            rows[match.group(1)] = [cell.strip().replace("\\|", "|") for cell in cells(match.group(2))]
     return rows
+
+
+def cells(row: str) -> list[str]:
+    """The cells of a table row: split at each `|` outside code spans and not written `\\|`."""
+    out, current, in_code = [], "", False
+    for i, char in enumerate(row):
+        if char == "`":
+            in_code = not in_code
+        if char == "|" and not in_code and (i == 0 or row[i - 1] != "\\"):
+            out.append(current)
+            current = ""
+        else:
+            current += char
+    return [*out, current]
 
 
 def test_every_input_is_documented_with_its_default() -> None:
