@@ -69,6 +69,19 @@ def svg(rows: list[Row]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def table_rows(markdown: str) -> list[Row]:
+    """The results rows of the tables in `markdown` (the Benchmarks page, docs/benchmarks.md), as the
+    `Row`s bench/run.py printed them from: what `svg` draws again."""
+    rows = []
+    for line in markdown.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else []
+        if len(cells) != 7 or cells[0] in ("benchmark", "---") or cells[4] == "ratio":
+            continue
+        met = None if not cells[6] else cells[6] == "met"
+        rows.append(Row(*cells[:6], met))
+    return rows
+
+
 def write(path: Path, rows: list[Row]) -> None:
     """Written whole or not at all: a reader never sees half a chart."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -28,14 +28,5 @@ def bench_module(name: str) -> ModuleType:
 def page_rows(benchmark: str | None = None) -> list[Any]:
     """Every results-table row of the Benchmarks page (those of `benchmark` only, when given), as the
     `common.Row`s they were printed from."""
-    row = bench_module("common").Row
-    section = BENCHMARKS_PAGE.read_text(encoding="utf-8")
-    rows = []
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else []
-        if len(cells) != 7 or cells[0] in ("benchmark", "---") or cells[4] == "ratio":
-            continue
-        if benchmark is None or cells[0] == benchmark:
-            met = None if not cells[6] else cells[6] == "met"
-            rows.append(row(*cells[:6], met))
-    return rows
+    rows = bench_module("chart").table_rows(BENCHMARKS_PAGE.read_text(encoding="utf-8"))
+    return [row for row in rows if benchmark is None or row.benchmark == benchmark]

@@ -2,6 +2,8 @@
 from what the code renders today: `make docs-pictures` runs this file.
 
 - docs/img/node-suite.png: the Node suite's benchmark chart, bench/results/node-suite.svg;
+- docs/img/benchmarks.png: the chart of the Python suite's rows of the Benchmarks page, drawn from the
+  page's table by bench/chart.py;
 - docs/img/pr-comment.png: the pull-request comment `attest github publish` posts for the sample run
   (docs/gen/pictures/report.json: the bundled example replayed by pytest in `attest sandbox --network
   none`, one test passing and one missing), with the bundled fixture re-recorded since the base, as
@@ -38,6 +40,7 @@ SAMPLE_REPORT = Path(__file__).resolve().parent / "pictures" / "report.json"
 EXAMPLE_FIXTURE = REPO / "examples" / "fixtures" / "example.attest.json"
 FIXTURE_PATH = "tests/attest/fixtures/example.attest.json"  # where the sample run's tests found it
 NODE_CHART = REPO / "bench" / "results" / "node-suite.svg"
+BENCHMARKS_PAGE = REPO / "docs" / "benchmarks.md"
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 # Mermaid's browser build, from the npm package `make docs-pictures` installs (GitHub draws with Mermaid too).
 MERMAID_JS = REPO / ".venv" / "docs-mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
@@ -99,10 +102,22 @@ def report_html() -> str:
         )
 
 
+def python_suite_chart() -> str:
+    """bench/chart.py's drawing of the Benchmarks page's rows but the Node suite's (which has its own)."""
+    sys.path.insert(0, str(REPO / "bench"))  # bench/ is no package: its modules import each other by name
+    try:
+        import chart
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    rows = chart.table_rows(BENCHMARKS_PAGE.read_text(encoding="utf-8"))
+    return str(chart.svg([row for row in rows if row.benchmark != "node"]))
+
+
 def sources() -> dict[str, Callable[[], str]]:
     """Each picture and the text it is taken from."""
     return {
         "node-suite.png": lambda: NODE_CHART.read_text(encoding="utf-8"),
+        "benchmarks.png": python_suite_chart,
         "pr-comment.png": comment_markdown,
         "path-diagram.png": path_mermaid,
         "html-report.png": report_html,
@@ -255,8 +270,11 @@ def main() -> int:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page_file = Path(scratch) / "attest-report.html"
         page_file.write_text(made["html-report.png"], encoding="utf-8")
+        python_chart = Path(scratch) / "benchmarks.svg"
+        python_chart.write_text(made["benchmarks.png"], encoding="utf-8")
         shots = {
             "node-suite.png": take(browser, "node-suite.png", url=NODE_CHART.as_uri()),
+            "benchmarks.png": take(browser, "benchmarks.png", url=python_chart.as_uri()),
             "pr-comment.png": take(browser, "pr-comment.png", html=comment_page(made["pr-comment.png"])),
             "path-diagram.png": take(
                 browser, "path-diagram.png", html=mermaid_page(made["path-diagram.png"])
