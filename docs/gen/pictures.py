@@ -12,7 +12,8 @@ from what the code renders today: `make docs-pictures` runs this file.
   comment carries, drawn by Mermaid as GitHub draws it;
 - docs/img/html-report.png: `attest report html` of the same run.
 
-Each PNG keeps, in a text chunk, the SHA-256 of what it was taken from (the SVG, the markdown, the
+The sample run is recorded again with `python docs/gen/pictures.py --record-report` (then take the
+pictures again). Each PNG keeps, in a text chunk, the SHA-256 of what it was taken from (the SVG, the markdown, the
 Mermaid source, the HTML page); tests/unit/test_docs_site.py renders them again and fails naming each
 picture whose source changed since it was taken.
 """
@@ -26,6 +27,7 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import zlib
@@ -46,6 +48,42 @@ CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chro
 MERMAID_JS = REPO / ".venv" / "docs-mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 SOURCE_KEY = b"attest-source-sha256"
 REPO_NAME, HEAD_SHA = "attest-toolkit/attest-toolkit", "4f2c9e1d8b7a6c5e4f3a2b1c0d9e8f7a6b5c4d3e"
+
+
+# --- the sample run ------------------------------------------------------------------------------------
+
+SAMPLE_TESTS = """import agent
+
+
+def test_refund(attest_replay):
+    with attest_replay("example"):
+        assert "O-1042" in agent.run("Was order O-1042 refunded twice?")
+
+
+def test_refund_in_french(attest_replay):
+    with attest_replay("example"):
+        agent.run("La commande O-1042 a-t-elle été remboursée deux fois ?")
+"""
+
+
+def record_report() -> int:
+    """Replay the bundled example in a project of two tests, with the network off as the action runs
+    them (one passes, one misses: its question changed), and keep the report as the sample run's."""
+    bin_dir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / FIXTURE_PATH).parent.mkdir(parents=True)
+        shutil.copy(EXAMPLE_FIXTURE, root / FIXTURE_PATH)
+        shutil.copy(REPO / "examples" / "agent.py", root / "tests" / "agent.py")
+        (root / "tests" / "test_refund.py").write_text(SAMPLE_TESTS, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {"CI": "true"}
+        pytest = [str(bin_dir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+        command = [str(bin_dir / "attest"), "sandbox", "--network", "none", "--", *pytest]
+        subprocess.run([*command, "--attest-report", "attest-report.json"], cwd=root, env=env, check=False)
+        report = json.loads((root / "attest-report.json").read_text(encoding="utf-8"))
+    SAMPLE_REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {SAMPLE_REPORT.relative_to(REPO)}")
+    return 0
 
 
 # --- what each picture is taken from -----------------------------------------------------------------
@@ -289,4 +327,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record_report() if sys.argv[1:] == ["--record-report"] else main())
