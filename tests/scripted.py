@@ -76,11 +76,18 @@ def chat_tool_call_stream(
     return _chat_stream("chatcmpl-Cq7Wd2Hk9Lm3Np5Rs8Tv1Xy4Za", deltas, "tool_calls", usage)
 
 
-def chat_text_stream(text: str = ANSWER, ident: str = "chatcmpl-Cq7We5Jn2Po6Qr9St3Uv7Wx0Yb") -> Reply:
+def chat_text_stream(
+    text: str = ANSWER,
+    ident: str = "chatcmpl-Cq7We5Jn2Po6Qr9St3Uv7Wx0Yb",
+    usage: dict[str, int] | None = None,
+) -> Reply:
+    """A streamed answer of `text`, with its usage chunk (`usage`, else 92 prompt tokens and a
+    completion token a word)."""
     pieces = text.split(" ")
     deltas = [{"role": "assistant", "content": "", "refusal": None}]
     deltas += [{"content": piece if i == 0 else " " + piece} for i, piece in enumerate(pieces)]
-    usage = {"prompt_tokens": 92, "completion_tokens": len(pieces), "total_tokens": 92 + len(pieces)}
+    if usage is None:
+        usage = {"prompt_tokens": 92, "completion_tokens": len(pieces), "total_tokens": 92 + len(pieces)}
     return _chat_stream(ident, deltas, "stop", usage)
 
 

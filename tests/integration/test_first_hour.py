@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attest_toolkit.capture.proxy import LiveCost
 from attest_toolkit.capture.run import live_cost_line
+from attest_toolkit.capture.spend import LiveCost
 from conftest import (
     agent_cmd,
     calls_file,

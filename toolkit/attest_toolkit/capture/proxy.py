@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
@@ -40,22 +39,6 @@ _STARTED = web.RequestKey("attest_capture_started", bool)  # set once the respon
 _SHUTDOWN_TIMEOUT = 5.0
 
 
-@dataclass
-class LiveCost:
-    """What the calls that went to a provider cost, priced from the built-in table."""
-
-    calls: int = 0
-    usd: float = 0.0
-    unpriced: int = 0
-
-    def add(self, cost: float | None) -> None:
-        self.calls += 1
-        if cost is None:
-            self.unpriced += 1
-        else:
-            self.usd += cost
-
-
 def offline_env(base_url: str, env: Mapping[str, str]) -> dict[str, str]:
     """The variables that point a command's clients at a listener of ours at `base_url`, with a
     placeholder key where the user has none (the SDKs refuse to build a client without one)."""
@@ -66,11 +49,15 @@ def offline_env(base_url: str, env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def provider_error(provider: str, status: int, message: str) -> web.Response:
+    """A provider-shaped error the official SDKs do not retry: a retry would get the same answer."""
+    headers = {"x-should-retry": "false", **error_headers(provider, status)}
+    return web.json_response(error_body(provider, status, message), status=status, headers=headers)
+
+
 def bad_gateway(provider: str, message: str) -> web.Response:
-    """A provider-shaped 502 the official SDKs do not retry: the upstream will not answer a retry either."""
-    body = error_body(provider, 502, message)
-    headers = {"x-should-retry": "false", **error_headers(provider, 502)}
-    return web.json_response(body, status=502, headers=headers)
+    """The upstream could not be reached (a retry would not reach it either)."""
+    return provider_error(provider, 502, message)
 
 
 def unreachable(upstream: str, exc: BaseException) -> str:
@@ -84,11 +71,16 @@ async def mark_started(request: web.Request, _response: web.StreamResponse) -> N
     request[_STARTED] = True
 
 
-def model_of(request: web.Request, raw: bytes) -> str | None:
-    """The model a call asked for, to price it."""
+def priced_call(request: web.Request, raw: bytes) -> tuple[str | None, float | None]:
+    """The model a call asked for, to price its answer, and the most the call can cost."""
     content = request_content(raw, request.headers.get("content-encoding"))
     body = parse_body(content, request.headers.get("content-type")).get("json")
-    return providers.model_of("/" + request.match_info.get("tail", ""), body)
+    model = providers.model_of("/" + request.match_info.get("tail", ""), body)
+    return model, spend.call_estimate(model, body, content)
+
+
+def content_type(exchange: Exchange) -> str:
+    return next((v for k, v in exchange.response_headers if k.lower() == "content-type"), "")
 
 
 class RecordingApp:
@@ -111,7 +103,7 @@ class RecordingApp:
         # Plain HTTP the recording test sent from its own process (see `plain_http`): a command's own
         # process is not ours to watch, so `attest capture` keeps none.
         self.plain: list[Interaction] = []
-        self.cost = LiveCost()
+        self.cost = spend.LiveCost()
         # A partial refresh: calls that still match the existing fixture are replayed from it.
         self.base = base
         if base is not None:
@@ -121,7 +113,7 @@ class RecordingApp:
         self.credentials: set[str] = set()
         self.gate = listeners.Gate()
         self.base_url = ""  # with the gate's secret: what the command is handed
-        self.ceiling = spend.ceiling_from(env)  # --max-cost-usd: no live call once the calls reached it
+        self.ceiling = spend.ceiling_from(env)  # --max-cost-usd: no live call once the calls may reach it
         self.tools = ToolRecorder(list(tools), secrets, self.live, self.fail, self._remember_credentials)
 
     def build(self) -> web.Application:
@@ -174,16 +166,19 @@ class RecordingApp:
             replayed = await self.base.serve(request, provider, path, raw)
             if replayed is not None:
                 return replayed
-        refused = spend.refusal(self.ceiling, self.cost.usd, self.cost.unpriced)
+        refused = spend.refusal(self.ceiling, self.cost)
         if refused is not None:
             self.fail(f"{request.method} {path}: {refused}")
-            return bad_gateway(provider, f"attest capture: {refused}")
+            return provider_error(provider, spend.REFUSED_STATUS, f"attest capture: {refused}")
+        model, estimate = priced_call(request, raw)
+        ticket = self.cost.leave(estimate)  # counted from now, before anything can await
         try:
-            response, body = await self.live.forward(
-                request, provider, path, raw, lambda exchange: self.record(provider, exchange)
-            )
-            self.cost.add(
-                self.live.price(model_of(request, raw), body, response.headers.get("content-type", ""))
+            response, _ = await self.live.forward(
+                request,
+                provider,
+                path,
+                raw,
+                lambda exchange: self.answered(provider, model, ticket, exchange),
             )
             return response
         except asyncio.CancelledError:
@@ -191,6 +186,8 @@ class RecordingApp:
             raise
         except Exception as exc:  # network failures, and anything else: the run fails, with one line
             return self.forward_failed(request, provider, path, exc)
+        finally:
+            self.cost.settle(ticket, None)  # an answer that never arrived whole stays at its estimate
 
     async def otlp(self, request: web.Request) -> web.Response:
         await request.read()
@@ -198,6 +195,12 @@ class RecordingApp:
         if "json" in request.content_type:
             return web.json_response({})
         return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def answered(self, provider: str, model: str | None, ticket: int, exchange: Exchange) -> None:
+        """Price and record a whole answer, before its end reaches the command: the next call it sends
+        sees this one priced, and a command that hangs up on the end does not leave it unpriced."""
+        self.cost.settle(ticket, self.live.price(model, exchange.response_body, content_type(exchange)))
+        self.record(provider, exchange)
 
     def record(self, provider: str, exchange: Exchange) -> None:
         try:

@@ -32,7 +32,8 @@ from ..proxy.env import CREDENTIAL_VARS
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
 from .only_misses import ReplayFirst
-from .proxy import LiveCost, RecordingApp, RecordingProxy
+from .proxy import RecordingApp, RecordingProxy
+from .spend import LiveCost
 
 
 class CaptureFailed(AttestError):
@@ -151,6 +152,8 @@ def conclude(
         if problem is None and app.base is not None and not app.base.still_on_disk():
             problem = "the fixture changed while this refresh ran, so the merge would lose that change"
         if problem is not None:
+            if app.ceiling is not None:
+                note_live_cost(app)
             app.progress.finish(f"{app.count_line()}; nothing written")
             kept = "; the existing fixture is unchanged" if path.exists() else ""
             raise CaptureFailed(f"{problem}; nothing written{kept}", path)
@@ -164,8 +167,8 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
     plain = [*(plain_interactions(app.base.doc) if app.base is not None else []), *app.plain]
     doc = new_fixture(name, source, app.model_channel(), recorder.interactions, servers, plain)
     captured = Captured(path, len(app.interactions), app.otlp_requests, returncode)
-    if app.cost.calls and app.base is not None:  # what a partial refresh paid for
-        app.progress.note(f"attest capture: live calls: {live_cost_line(app.cost)}")
+    if app.base is not None or app.ceiling is not None:  # what a partial refresh or a ceiling is told
+        note_live_cost(app)
     dropped = (
         f", {counted(app.base.dropped, 'unused recording')} dropped" if app.base and app.base.dropped else ""
     )
@@ -182,14 +185,20 @@ def _write(app: RecordingApp, source: dict, name: str, path: Path, returncode: i
     return captured
 
 
-def live_cost_line(cost: LiveCost) -> str:
+def note_live_cost(app: RecordingApp) -> None:
+    if app.cost.calls:
+        app.progress.note(f"attest capture: live calls: {live_cost_line(app.cost, app.ceiling)}")
+
+
+def live_cost_line(cost: LiveCost, ceiling: float | None = None) -> str:
     """`2 live model calls · $0.0012` and the price table they were priced from (a partial refresh
     costs fractions of a cent, which two decimals would hide: shown as the run's live calls are)."""
     from ..report.summary import call_cost, price_note
 
     usd = call_cost(cost.usd) + (f" (+{cost.unpriced} unpriced)" if cost.unpriced else "")
+    under = f" under --max-cost-usd {ceiling:g}" if ceiling is not None else ""
     table = price_note().removeprefix("attest replay: live calls ")
-    return f"{counted(cost.calls, 'live model call')} · {usd}, {table}"
+    return f"{counted(cost.calls, 'live model call')} · {usd}{under}, {table}"
 
 
 _PYTHON = re.compile(r"python[0-9.]*(\.exe)?")

@@ -52,8 +52,10 @@ MAX_COST = typer.Option(
     "--max-cost-usd",
     metavar="USD",
     help="A spend ceiling: with --refresh, refuse to start when the fixture's recorded usage, priced from "
-    "the built-in table, is over it (or cannot be priced); in any capture, stop going live once the live "
-    "calls reached it (a call that cannot be priced stops it too), and write nothing.",
+    "the built-in table, is over it (or cannot be priced); in any capture, let no call go live once the "
+    "calls out may have reached it, each counted at the most it can cost (its request and output cap "
+    "priced) until its answer prices it (a call that cannot be priced stops it too), print what the live "
+    "calls cost, and write nothing (exit 1).",
 )
 IMAGE = typer.Option(
     None,

@@ -93,6 +93,20 @@ def model_of(path: str, body: Any) -> str | None:
     return _model_in_path(path)
 
 
+def output_limit(body: Any) -> int | None:
+    """The most output tokens a request body lets its answer have (the largest cap it sets, in any
+    provider's fields), or None when it sets none."""
+    found = [n for n in (_dotted(body, f) for f in OUTPUT_LIMITS) if n is not None]
+    return max(found) if found else None
+
+
+def _dotted(body: Any, path: str) -> int | None:
+    for name in path.split("."):
+        body = body.get(name) if isinstance(body, dict) else None
+    # a bool is an int to Python, never a token count
+    return body if isinstance(body, int) and not isinstance(body, bool) and body >= 0 else None
+
+
 @functools.lru_cache(maxsize=1024)
 def _model_in_path(path: str) -> str | None:
     endpoint = endpoint_for(path)
@@ -135,6 +149,8 @@ def _merged_usage() -> dict[str, UsageFields]:
 
 
 USAGE_FIELDS: Mapping[str, UsageFields] = _merged_usage()
+# Every provider's output caps: their names do not collide, so a body is read for all of them.
+OUTPUT_LIMITS: tuple[str, ...] = tuple(dict.fromkeys(f for p in PROVIDERS.values() for f in p.output_limits))
 # The events that end a stream, any provider's: after one, the answer is complete.
 STREAM_END_RE = re.compile(b"|".join(mark for p in PROVIDERS.values() for mark in p.stream_end), re.MULTILINE)
 # How model ids that wrap a price table name (Bedrock's) are priced; tried in turn, the first answer wins.

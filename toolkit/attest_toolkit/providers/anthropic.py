@@ -24,8 +24,11 @@ def _trim(rest: dict[str, Any]) -> dict[str, Any]:
     return rest
 
 
+_KINDS = {400: "invalid_request_error", 402: "billing_error"}  # the statuses the proxy answers itself
+
+
 def error(status: int, message: str) -> dict[str, Any]:
-    kind = "invalid_request_error" if status == 400 else "api_error"
+    kind = _KINDS.get(status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
@@ -59,6 +62,7 @@ PROVIDER = Provider(
         cached=("cache_creation_input_tokens", "cache_read_input_tokens"),
     ),
     stream_end=(rb"^event: *message_stop",),
+    output_limits=("max_tokens",),
     error=error,
     clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
 )

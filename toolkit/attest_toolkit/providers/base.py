@@ -112,6 +112,9 @@ class Provider:
     ids: Mapping[str, Shape | None] = field(default_factory=dict)  # id prefix -> tail (None: unmeasured)
     usage: UsageFields | None = None
     stream_end: tuple[bytes, ...] = ()  # regexes (multiline) of the events that end a stream
+    # The request fields that cap an answer's output tokens, dotted into nested objects: a call under
+    # --max-cost-usd is priced up to them while it is in flight (`providers.output_limit`).
+    output_limits: tuple[str, ...] = ()
     error: ErrorBody | None = None  # the body of an error the proxy answers with itself
     error_headers: ErrorHeaders | None = None  # and the headers its SDK reads the error's kind from
     kept_headers: tuple[

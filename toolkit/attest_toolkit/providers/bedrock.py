@@ -55,7 +55,11 @@ def priced_as(model: str) -> str | None:
 
 
 # The exception names botocore raises for the statuses the proxy answers with itself.
-_ERROR_TYPES = {400: "ValidationException", 403: "AccessDeniedException"}
+_ERROR_TYPES = {
+    400: "ValidationException",
+    402: "ServiceQuotaExceededException",
+    403: "AccessDeniedException",
+}
 
 
 def error(_status: int, message: str) -> dict[str, Any]:
@@ -197,6 +201,8 @@ PROVIDER = Provider(
         cached=("cacheReadInputTokens", "cacheWriteInputTokens"),
     ),
     stream_end=(rb":event-type\x07\x00\x08metadata",),  # ConverseStream's last event
+    # Converse; InvokeModel with an Anthropic body (max_tokens) or a Nova one
+    output_limits=("inferenceConfig.maxTokens", "inferenceConfig.max_new_tokens", "max_tokens"),
     error=error,
     error_headers=error_headers,
     kept_headers=("x-amzn-errortype",),

@@ -23,7 +23,7 @@ def _generate(body: dict[str, Any]) -> dict[str, Any]:
 
 
 # google.rpc.Status names of the codes the proxy answers with itself.
-_STATUS = {400: "INVALID_ARGUMENT", 502: "UNAVAILABLE"}
+_STATUS = {400: "INVALID_ARGUMENT", 402: "RESOURCE_EXHAUSTED", 502: "UNAVAILABLE"}
 
 
 def error(status: int, message: str) -> dict[str, Any]:
@@ -79,6 +79,8 @@ PROVIDER = Provider(
         also_output=("thoughtsTokenCount",),  # thinking tokens are billed as output
     ),
     stream_end=(rb'"finishReason" *:',),
+    # thinking tokens count against it; google-genai sends the camelCase form, REST callers either
+    output_limits=("generationConfig.maxOutputTokens", "generation_config.max_output_tokens"),
     error=error,
     reply_parts=reply_parts,
     clients={"pytest": "genai.Client()", "vitest": "new GoogleGenAI()"},

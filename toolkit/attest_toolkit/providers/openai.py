@@ -43,17 +43,18 @@ def _responses(body: dict[str, Any]) -> dict[str, Any]:
     return {"system": system or None, "messages": messages, "tools": body.get("tools")}
 
 
+# The type and code of each status the proxy answers itself: a replay miss, a call over the spend
+# ceiling; any other is an upstream the capture could not reach.
+_KINDS = {
+    400: ("invalid_request_error", "attest_replay_miss"),
+    402: ("insufficient_quota", "attest_capture_ceiling"),
+}
+
+
 def error(status: int, message: str) -> dict[str, Any]:
     """OpenAI's error form; also the form for a path no provider claims."""
-    own = status == 400  # a replay miss; otherwise the upstream could not be reached
-    return {
-        "error": {
-            "message": message,
-            "type": "invalid_request_error" if own else "upstream_error",
-            "param": None,
-            "code": "attest_replay_miss" if own else "attest_capture_upstream",
-        }
-    }
+    kind, code = _KINDS.get(status, ("upstream_error", "attest_capture_upstream"))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 _HEX50 = Shape(HEX, 50)
@@ -107,6 +108,7 @@ PROVIDER = Provider(
         rb"^event: *done\b",  # the Assistants API
         rb'"type" *: *"response\.(?:completed|incomplete|failed)"',  # the Responses API
     ),
+    output_limits=("max_tokens", "max_completion_tokens", "max_output_tokens"),  # chat, Responses
     error=error,
 )
 

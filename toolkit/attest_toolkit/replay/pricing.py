@@ -16,6 +16,10 @@ from ..providers import PRICED_AS, USAGE_FIELDS
 TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+# The output tokens a call is priced up to when it sets no cap and its model's entry has no
+# `max_output`: the most any model in the table answers with (gpt-5, claude-3-7-sonnet with its
+# beta header), so an estimate with it is never below what the call can cost.
+DEFAULT_MAX_OUTPUT = 128_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,17 @@ def cost_usd(model: str | None, usage: Usage | None) -> float | None:
     if price is None or usage is None:
         return None
     return (usage.input_tokens * price["input"] + usage.output_tokens * price["output"]) / 1_000_000
+
+
+def estimate_usd(model: str | None, request_bytes: int, output_cap: int | None) -> float | None:
+    """The most a call can cost before its answer says: every byte of its request body a prompt token
+    (a text token is at least one byte; an image or file the request only links to is not counted),
+    and as many output tokens as its cap allows, or its model's `max_output`. None when unpriced."""
+    price = price_of(model)
+    if price is None:
+        return None
+    output = output_cap if output_cap is not None else int(price.get("max_output", DEFAULT_MAX_OUTPUT))
+    return cost_usd(model, Usage(request_bytes, output))
 
 
 def _first(counts: dict, keys: tuple[str, ...]) -> int:
