@@ -55,6 +55,13 @@ def test_triage_read_and_a_bare_organisation_member_may_not(gh: FakeGitHub, logi
     assert [r.path for r in gh.requests()] == [f"/repos/{REPO}/collaborators/{login}/permission"]
 
 
+def test_a_login_github_does_not_know_starts_nothing(gh: FakeGitHub) -> None:
+    with pytest.raises(
+        NotAllowed, match="ghost's permission on acme/agent could not be read: permission: GitHub"
+    ):
+        check(gh, f"/attest refresh {HEAD}", "ghost")
+
+
 def test_a_head_that_moved_and_a_fork_are_refused_in_one_line(gh: FakeGitHub) -> None:
     moved = check(gh, f"/attest refresh {OLD}")
     fork = check(gh, f"/attest refresh {HEAD}", number=8)

@@ -28,7 +28,7 @@ from ..credentials.scan import Secrets, is_env_secret
 from ..errors import UsageError, read_text
 from ..fixtures.document import atomic_write
 from .event import read_event
-from .publisher import Publisher
+from .publisher import Publisher, PublishError
 
 COMMAND = "/attest refresh"
 USAGE = f"`{COMMAND} COMMIT [NAME...]`, COMMIT the full hash of the pull request's head you read"
@@ -86,14 +86,20 @@ def plan(event: Mapping[str, Any], repository: str, github: Publisher) -> Plan:
     body = _field(event, "comment", "body")
     if not isinstance(login, str) or not isinstance(number, int) or not isinstance(body, str):
         raise UsageError("not an issue_comment event (comment.user.login, issue.number, comment.body)")
-    permission = github.permission(login)
+    try:
+        permission = github.permission(login)
+    except PublishError as exc:  # GitHub answers 404 for a login it does not know
+        raise NotAllowed(f"{login}'s permission on {repository} could not be read: {exc}") from None
     if permission not in MAY_REFRESH:
         raise NotAllowed(f"{login} has {permission} permission on {repository}; a refresh needs write")
     parsed = parse_comment(body)
     if isinstance(parsed, str):
         return Plan(refused=parsed)
     commit, names = parsed
-    head_repo, ref, head = github.pull_head(number)
+    try:
+        head_repo, ref, head = github.pull_head(number)
+    except PublishError as exc:
+        raise UsageError(str(exc)) from None
     if head_repo != repository:
         return Plan(refused="attest refresh: not run for pull requests from forks.")
     if head != commit:
