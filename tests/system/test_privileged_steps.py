@@ -10,6 +10,7 @@ tests/system/test_refresh_on_comment.py.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,10 @@ OFFLINE_GIT = """#!/bin/sh
 if [ "$1" = clone ]; then echo "git clone: no network in this test" >&2; exit 128; fi
 exec /usr/bin/git "$@"
 """
+
+
+# A Python started in a script: `python`, `python3` or a path ending in one, and the word after it.
+PYTHON = re.compile(r"""(?:^|[\s;(&|"'])(?:[^\s"';]*/)?python3?"?[ \t]+(?P<next>\S+)""", re.M)
 
 
 def holds_secret(holder: dict[str, Any]) -> bool:
@@ -142,3 +147,27 @@ def test_nothing_planted_runs_in_a_workflow_job_that_may_write(
 
     assert result.steps, f"{workflow}: {job} has no run step"
     assert plants.ran(markers) == [], result.log
+
+
+def run_scripts() -> list[tuple[str, str]]:
+    """(file: step, script) of every `run:` step of action.yml and the workflows."""
+    found = [
+        (f"action.yml: {s['name']}", s["run"])
+        for s in load_action(REPO / "action.yml")["runs"]["steps"]
+        if "run" in s
+    ]
+    for path in sorted((REPO / "workflows").glob("*.yml")):
+        for job_id, job in yaml.safe_load(path.read_text(encoding="utf-8"))["jobs"].items():
+            found += [
+                (f"{path.name}: {job_id}: {s.get('name', '')}", s["run"]) for s in job["steps"] if "run" in s
+            ]
+    return found
+
+
+def test_every_python_a_shipped_step_starts_is_isolated() -> None:
+    started = [
+        (where, m.group(0).strip()) for where, script in run_scripts() for m in PYTHON.finditer(script)
+    ]
+
+    assert len(started) >= 10
+    assert [(where, call) for where, call in started if not call.endswith(" -I")] == []
