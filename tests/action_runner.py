@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,8 +216,10 @@ def run_action(
     env: Mapping[str, str],
     workspace: Path,
     runner_temp: Path,
+    only: Collection[str] | None = None,
 ) -> ActionRun:
-    """Run action.yml's steps in `workspace` with `inputs` and the `github` context (token, event...)."""
+    """Run action.yml's steps in `workspace` with `inputs` and the `github` context (token, event...).
+    `only`: run just the steps of these names, each whatever its `if:` and whatever those before did."""
     action = load_action(action_path / "action.yml")
     contexts: dict[str, Any] = {"github": dict(github), "runner": {"temp": str(runner_temp)}, "steps": {}}
     contexts["inputs"] = _inputs(action, inputs, contexts)
@@ -226,14 +228,15 @@ def run_action(
     result = ActionRun(returncode=0, outputs={})
     for index, step in enumerate(action["runs"]["steps"]):
         name = step.get("name", f"step {index}")
-        if not condition(step.get("if"), contexts):
+        chosen = condition(step.get("if"), contexts) if only is None else name in only
+        if not chosen:
             result.skipped.append(name)
             continue
         if "uses" in step:
             given = {k: interpolate(v, contexts) for k, v in (step.get("with") or {}).items()}
             result.uses.append((name, step["uses"], given))
             continue
-        run = _run_step(step, name, index, contexts, {**base_env, **job_env}, workspace, runner_temp)
+        run = run_step(step, name, index, contexts, {**base_env, **job_env}, workspace, runner_temp)
         job_env.update(run.env_written)
         for directory in run.path_written:
             job_env["PATH"] = f"{directory}:{job_env.get('PATH', base_env.get('PATH', ''))}"
@@ -242,7 +245,8 @@ def run_action(
             contexts["steps"][run.id] = {"outputs": run.outputs}
         if run.returncode != 0:
             result.returncode = run.returncode
-            break
+            if only is None:
+                break
     result.outputs = {k: interpolate(v["value"], contexts) for k, v in action.get("outputs", {}).items()}
     return result
 
@@ -263,7 +267,7 @@ def _inputs(action: dict[str, Any], given: Mapping[str, str], contexts: Mapping[
     return values
 
 
-def _run_step(
+def run_step(
     step: dict[str, Any],
     name: str,
     index: int,
@@ -271,8 +275,12 @@ def _run_step(
     base_env: Mapping[str, str],
     workspace: Path,
     runner_temp: Path,
+    default_shell: list[str] | None = None,
 ) -> StepRun:
-    if step.get("shell") != "bash":
+    """One `run:` step; `default_shell`: the command for a step without `shell:` (a workflow's)."""
+    shells = {"bash": ["bash", "--noprofile", "--norc", "-eo", "pipefail"], None: default_shell}
+    shell = shells.get(step.get("shell"))
+    if shell is None:
         raise ValueError(f"step {name!r}: only shell: bash steps are supported")
     if EXPRESSION.search(step["run"]):
         raise ValueError(f"step {name!r}: expressions in run: scripts are injectable; pass them in env")
@@ -287,7 +295,7 @@ def _run_step(
     step_env = {k: interpolate(v, contexts) for k, v in (step.get("env") or {}).items()}
     cwd = workspace / interpolate(step.get("working-directory", "."), contexts)
     done = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        [*shell, str(script)],
         cwd=cwd,
         env={**base_env, **step_env, **{kind: str(path) for kind, path in files.items()}},
         capture_output=True,

@@ -8,6 +8,9 @@ It runs `http.server` in a thread on 127.0.0.1 (port 0) and reproduces:
   `PATCH`/`DELETE /repos/{o}/{r}/issues/comments/{id}` update (200) and delete (204).
   A body over 65,536 characters is refused with 422 "Validation Failed" and the error GitHub sends
   ("body is too long (maximum is 65536 characters)").
+- `GET /repos/{o}/{r}/collaborators/{username}/permission`: `permission` is the legacy base role
+  (admin, write, read or none; the maintain role reports write and triage read) and `role_name` the
+  role itself; a user given no role has read, as on a public repository; an unknown login is a 404.
 - `GET /repos/{o}/{r}` (with its `default_branch`), `GET /repos/{o}/{r}/pulls/{n}` (head and base with
   their repositories) and `GET /repos/{o}/{r}/contents/{path}?ref=` (a file, base64; 404 when absent).
 - Check runs: `POST /repos/{o}/{r}/check-runs` (201) and `PATCH /repos/{o}/{r}/check-runs/{id}`, where
@@ -82,6 +85,8 @@ class State:
     read_only_tokens: set[str] = field(default_factory=set)
     files: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (repo, ref, path) -> text
     user_tokens: dict[str, str] = field(default_factory=dict)  # a PAT -> its user's login
+    roles: dict[tuple[str, str], str] = field(default_factory=dict)  # (repo, login) -> role_name
+    users: set[str] = field(default_factory=set)  # logins that exist
     faults: list[Fault] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     next_id: int = 1000
@@ -155,6 +160,12 @@ class FakeGitHub:
     def user_token(self, token: str, login: str) -> None:
         """`token` is a user's personal access token: GET /user answers with `login`."""
         self.state.user_tokens[token] = login
+
+    def role(self, repo: str, login: str, role_name: str | None) -> None:
+        """`login` exists and has `role_name` (admin, maintain, write, triage, read) on `repo`, or none."""
+        self.state.users.add(login)
+        if role_name is not None:
+            self.state.roles[(repo, login)] = role_name
 
     def read_only(self, token: str) -> None:
         self.state.read_only_tokens.add(token)
@@ -272,6 +283,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     for m, p, h in (
         ("GET", r"^/user$", "get_user"),
         ("GET", r"^/repos/([^/]+/[^/]+)$", "get_repo"),
+        ("GET", r"^/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission$", "get_permission"),
         ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", "get_pull"),
         ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", "get_content"),
         ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "list_comments"),
@@ -356,6 +368,16 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
         def get_repo(self, repo: str, **_: Any) -> None:
             raise _Reply(200, self._repo(repo))
+
+        def get_permission(self, repo: str, login: str, **_: Any) -> None:
+            self._repo(repo)
+            login = unquote(login)
+            if login not in fake.state.users:
+                raise _error(404, "Not Found")
+            role = fake.state.roles.get((repo, login), "read")
+            legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+            user = {"login": login, "id": 1, "type": "User"}
+            raise _Reply(200, {"permission": legacy, "role_name": role, "user": user})
 
         def get_pull(self, repo: str, number: str, **_: Any) -> None:
             self._repo(repo)

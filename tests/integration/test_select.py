@@ -15,6 +15,7 @@ from attest_toolkit.cli import run
 from attest_toolkit.cli.select import _terminal_progress, register
 from attest_toolkit.report.build import ReportError, load_report
 from attest_toolkit.selection import select_tests, shard
+from attest_toolkit.selection.git import GitRepo
 from attest_toolkit.selection.scan import scan_js
 from conftest import git
 
@@ -579,3 +580,23 @@ def test_pytest_format_ids_are_collected_by_pytest(repo: Path) -> None:
         "tests/test_agent.py::test_each[b]",
         "tests/test_agent.py::test_plain",
     ]
+
+
+def test_a_repositorys_own_fsmonitor_command_never_runs(tmp_path: Path) -> None:
+    """The tests a gate judges can write `.git/config`; the step that reads the diff holds the token."""
+    repo, marker = tmp_path / "repo", tmp_path / "ran"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a")
+    hook = tmp_path / "fsmonitor"
+    hook.write_text(f"#!/bin/sh\n: >'{marker}'\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(hook))
+    (repo / "a.txt").write_text("b\n")
+
+    changes = GitRepo(repo).changes("main", None)
+
+    assert [c.path for c in changes] == ["a.txt"]
+    assert not marker.exists()

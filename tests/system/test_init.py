@@ -70,3 +70,20 @@ def test_init_again_changes_nothing_and_never_overwrites(tmp_path: Path) -> None
     second = run_cli(["init"], cwd=tmp_path)
     assert [line.split(": ")[0] for line in second.stdout.splitlines()[:-1]] == ["exists, left as it is"] * 5
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_init_refuses_to_write_through_a_symlink_that_leaves_the_project(tmp_path: Path) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "shared-workflows"
+    (project / ".github").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / ".github" / "workflows").symlink_to(elsewhere)
+
+    proc = run_cli(["init"], cwd=project)
+
+    assert proc.returncode == 3
+    assert proc.stderr.splitlines() == [
+        "attest: .github/workflows/attest-pr-gate.yml: .github/workflows leads out of the project;"
+        " not writing through a symlink"
+    ]
+    assert list(elsewhere.iterdir()) == []
+    assert not (project / "tests").exists()  # nothing is written when one file cannot be

@@ -258,3 +258,13 @@ def urlopen_status(url: str) -> int:
             return r.status
     except urllib.error.HTTPError as exc:
         return exc.code
+
+
+@pytest.mark.parametrize("location", ["attacker.example", "attacker.example#", "US-CENTRAL1", "a%2Fb", "x@y"])
+def test_a_location_that_is_not_a_location_name_is_refused_not_made_a_host(location: str) -> None:
+    path = (
+        f"/v1beta1/projects/p/locations/{location}/publishers/google/models/gemini-2.5-flash:generateContent"
+    )
+
+    with pytest.raises(ValueError, match="not a Vertex AI location"):
+        upstream_for("vertex", {}).url(path)

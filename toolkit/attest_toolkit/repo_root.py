@@ -6,12 +6,17 @@ import os
 import subprocess
 from pathlib import Path
 
+# git as attest runs it: what a repository's own configuration could start is off. The tests a gate
+# judges may have written `.git/config`; its `core.fsmonitor` command would run on every status or
+# working-tree diff, in the step that holds the comment token, and a hook on any command that has one.
+GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
 
 def toplevel(cwd: Path) -> Path | None:
     """git's top level for `cwd`, or None outside a repository (or without git)."""
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
+            [*GIT, "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
         )
     except OSError:  # no git, or `cwd` is not a directory
         return None

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from . import __version__
+from .errors import UsageError
 from .fixtures.document import DEFAULT_DIR, atomic_write
 from .fixtures.validation import load_schema
 from .report.policy import DEFAULTS
@@ -74,6 +75,8 @@ def init(root: Path) -> list[Written]:
     }
     for source, target in WORKFLOWS.items():
         files[Path(".github") / "workflows" / target] = pinned(read_workflow(source))
+    for path in files:  # all checked before any is written
+        _refuse_leaving(root, path)
     return [_write_new(root, path, text) for path, text in files.items()]
 
 
@@ -84,6 +87,16 @@ def _write_new(root: Path, path: Path, text: str) -> Written:
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, text, mode=0o644)
     return Written(path, True)
+
+
+def _refuse_leaving(root: Path, path: Path) -> None:
+    """A directory on the way that is a symlink out of the project (a shared `.github/workflows`)
+    would have the file written somewhere else; the directories still to make are made inside."""
+    existing = (root / path).parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.resolve().is_relative_to(root.resolve()):
+        raise UsageError(f"{root / path}: {existing} leads out of the project; not writing through a symlink")
 
 
 def read_workflow(name: str) -> str:

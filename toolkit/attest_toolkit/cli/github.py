@@ -1,4 +1,5 @@
-"""`attest github publish`: parse the options and hand them to `attest_toolkit.github.publish`."""
+"""`attest github publish` and the `/attest refresh` steps: parse the options and hand them to
+`attest_toolkit.github.publish` and `attest_toolkit.github.refresh`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
+from ..fixtures.document import atomic_write
+from ..github import refresh
+from ..github.commands import append_outputs
 from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
 from ..github.publisher import ACTIONS_BOT
 from .command import command_group
@@ -21,6 +26,9 @@ def register(app: typer.Typer) -> None:
         "Publish a report to GitHub: sticky PR comment, job summary, annotations, check run, outputs.",
     )
     group.command("publish")(publish_command)
+    group.command("refresh-check")(refresh_check)
+    group.command("refresh-logs")(refresh_logs)
+    group.command("refresh-reply")(refresh_reply)
     app.add_typer(group, name="github")
 
 
@@ -91,3 +99,45 @@ def publish_command(
         bot_login=bot_login,
     )
     publish(options, os.environ)
+
+
+def refresh_check(
+    token_env: Annotated[str, Opt("--token-env", help="Variable holding the token.")] = "GITHUB_TOKEN",
+) -> None:
+    """Check a `/attest refresh COMMIT [NAME...]` comment: the commenter's permission (asked of the API),
+    the pull request (this repository's) and its head (COMMIT). Writes the outputs sha, ref, names and
+    refused (the one line to reply instead). Exits 1 when the commenter may not start a refresh."""
+    output = os.environ.get("GITHUB_OUTPUT", "")
+    if not output:
+        raise UsageError("GITHUB_OUTPUT is not set: refresh-check runs as a GitHub Actions step")
+    plan = refresh.plan_from_env(os.environ, token_env)
+    append_outputs(output, plan.outputs())
+    typer.echo(
+        plan.refused or f"attest refresh: {plan.sha} of {plan.ref}: {' '.join(plan.names) or 'every fixture'}"
+    )
+
+
+def refresh_logs(
+    raw: Annotated[Path, typer.Argument(help="NAME.exit and NAME.log of each re-run.")],
+    out: Annotated[Path, typer.Argument(help="Where the redacted logs and results.json go.")],
+    secret_env: Annotated[
+        list[str] | None, Opt("--secret-env", help="A variable whose value is redacted (repeatable).")
+    ] = None,
+) -> None:
+    """Keep what each re-run printed, redacted with the named variables' values and the credential scan."""
+    refresh.keep_logs(raw, out, refresh.job_secrets(os.environ, secret_env or []))
+
+
+def refresh_reply(
+    directory: Annotated[Path, typer.Argument(help="What refresh-logs wrote.")],
+    out: Annotated[Path, Opt("--out", help="The reply's markdown file.")],
+    commit: Annotated[str, Opt("--commit", help="The commit made (empty: nothing changed).")] = "",
+    branch: Annotated[str, Opt("--branch", help="The branch it was pushed to.")] = "",
+    diffstat: Annotated[Path | None, Opt("--diffstat", help="`git diff --stat` of the fixtures.")] = None,
+) -> None:
+    """Write the reply: what was committed, then each fixture's exit status and its output as text."""
+    stat = diffstat.read_text(encoding="utf-8", errors="replace") if diffstat else ""
+    text = refresh.reply(
+        directory, refresh.headline(commit, branch), stat, refresh.job_secrets(os.environ, [])
+    )
+    atomic_write(out, text, mode=0o644)

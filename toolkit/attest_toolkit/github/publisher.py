@@ -321,6 +321,18 @@ class Publisher:
         with _calling("pull request", self.retry.budget):
             return self._repo.get_pull(pr_number).head.sha
 
+    def pull_head(self, pr_number: int) -> tuple[str, str, str]:
+        """(the head's repository, its branch, its commit) of a pull request."""
+        with _calling("pull request", self.retry.budget):
+            head = self._repo.get_pull(pr_number).head
+            return head.repo.full_name, head.ref, head.sha
+
+    def permission(self, login: str) -> str:
+        """`login`'s permission on the repository as GitHub reports it: admin, write (which the
+        maintain role reports too), read or none."""
+        with _calling("permission", self.retry.budget):
+            return self._repo.get_collaborator_permission(login)
+
     def create_check_run(
         self,
         *,

@@ -25,13 +25,18 @@ from .base import Provider
 # google-genai: `aiplatform.{location}.rep.googleapis.com` for its multi-region locations.
 _MULTI_REGION = frozenset({"us", "eu"})
 _LOCATION = re.compile(r"/projects/[^/]+/locations/([^/]+)/")
+# Google's location names; the host is built from it, so anything else could name another host.
+_LOCATION_NAME = re.compile(r"[a-z0-9-]+")
 GLOBAL = "https://aiplatform.googleapis.com"
 
 
 def upstream_of(path: str) -> str:
-    """The regional endpoint a request path's location is served at, as google-genai picks it."""
+    """The regional endpoint a request path's location is served at, as google-genai picks it.
+    Raises ValueError for a location that is not a location name (`[a-z0-9-]+`)."""
     found = _LOCATION.search(path)
     location = found.group(1) if found else "global"
+    if not _LOCATION_NAME.fullmatch(location):
+        raise ValueError(f"not a Vertex AI location: {location!r}")
     if location == "global":
         return GLOBAL
     if location in _MULTI_REGION:

@@ -188,7 +188,10 @@ class LiveForwarder:
         on_exchange: OnExchange | None = None,
     ) -> tuple[web.StreamResponse, bytes]:
         """Send the request upstream and stream the answer back; returns the response and its body."""
-        url = self.upstreams[provider].url(path_as_sent(request, path))
+        try:
+            url = self.upstreams[provider].url(path_as_sent(request, path))
+        except ValueError as exc:  # a path the provider's endpoint cannot be built from
+            raise ForwardRefused(str(exc)) from None
         signer = self.signers.get(provider)
         if "{region}" in url and signer is None:
             raise ForwardRefused(f"no region to fill in {url}")
