@@ -125,7 +125,10 @@ def check_overwrite(argv: Sequence[str], name: str, fixtures_dir: str | Path | N
     if not isinstance(source, dict):
         return
     recorded = source.get("command") if by_command(source) else None
-    if recorded == redact_argv(portable_command(argv), Secrets.of([])):  # as the fixture stores it
+    # Both as a fixture stores a command (an older fixture may hold the interpreter's absolute path).
+    if isinstance(recorded, list) and portable_command([str(a) for a in recorded]) == redact_argv(
+        portable_command(argv), Secrets.of([])
+    ):
         return
     raise UsageError(
         f"was recorded {_origin(source)}, not from this command; overwrite it with --force, or pick "
