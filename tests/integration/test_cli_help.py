@@ -42,3 +42,10 @@ def test_help_keeps_text_in_brackets_and_lists_choices() -> None:
 def test_no_flag_shows_a_bool_metavar(command: list[str]) -> None:
     text = help_text(*command)
     assert "--help Show this message and exit." in text and "<bool>" not in text
+
+
+def test_the_fixture_group_names_what_it_does_not_a_store_of_ours() -> None:
+    text = help_text("fixture")
+    assert "agent-engine-knowledge" not in text and "OBJECT_STORE" not in text
+    assert "keep them in an object store pinned by digest" in text
+    assert "OBJECT_STORE_BUCKET" in help_text("fixture", "push")  # the command that needs it says it

@@ -12,6 +12,7 @@ from pathlib import Path
 import anthropic
 import openai
 import pytest
+from attest_toolkit.fixtures import document as fx
 from attest_toolkit.replay.server import Engine
 from conftest import (
     agent_cmd,
@@ -147,6 +148,19 @@ def test_the_re_record_hint_names_no_fixtures_dir_in_the_default_place(tmp_path)
     proc = run_cli(command, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[0].endswith("; re-record with `attest capture --refresh t`")
+
+
+def test_a_miss_on_an_imported_fixture_no_test_replays_names_a_capture_of_the_command(tmp_path, fixtures_dir):
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response())])
+    doc = fx.read_fixture(path)
+    doc["source"] = {**doc["source"], "command": [], "imported_from": "tests/cassettes/t.yaml"}
+    fx.write_fixture(path, doc)
+    proc = replay(fixtures_dir, calls_file(tmp_path, [{"body": chat_request("x")}]), "--mode", "strict")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0].endswith(
+        "; re-record with `attest capture --name t --fixtures-dir fixtures -- CMD`"
+    )
+    assert "pytest" not in proc.stderr
 
 
 def test_control_characters_in_model_names_are_escaped(tmp_path, fixtures_dir):

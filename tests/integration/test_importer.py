@@ -569,3 +569,36 @@ def test_verify_all_good_exits_0(tmp_path: Path) -> None:
     cassette = write_cassette(tmp_path / "c.yaml", GOOD)
     good = import_cassettes([cassette], "good", tmp_path, secrets=Secrets()).path
     assert cli("fixture", "verify", good) == 0
+
+
+def test_verify_a_directory_verifies_every_fixture_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = write_cassette(tmp_path / "c.yaml", GOOD)
+    fixtures = tmp_path / "fixtures"
+    first = import_cassettes([cassette], "first", fixtures, secrets=Secrets()).path
+    second = import_cassettes([cassette], "second", fixtures, secrets=Secrets()).path
+    capsys.readouterr()
+
+    assert cli("fixture", "verify", fixtures) == 0
+    shown = [line.split(" (")[0] for line in capsys.readouterr().out.splitlines()]
+    assert shown == [f"ok {first}", f"ok {second}"]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("fixture", "verify", empty) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"attest: {empty}: no fixtures (*.attest.json) in this directory"
+    ]
+
+
+def test_show_takes_a_fixture_file_name_as_well_as_a_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    cassette = write_cassette(tmp_path / "c.yaml", GOOD)
+    path = import_cassettes([cassette], "weather", None, secrets=Secrets()).path  # the default directory
+    capsys.readouterr()
+    for given in ("weather", "weather.attest.json", str(path)):
+        assert cli("fixture", "show", given) == 0, capsys.readouterr().err
+        assert capsys.readouterr().out.startswith(f"fixture weather  ({path})")

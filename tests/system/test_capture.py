@@ -218,7 +218,7 @@ def test_a_dropped_stream_reaches_the_agent_is_reported_and_nothing_is_written(f
     old = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("old answer"))])
     before = old.read_bytes()
     with FakeUpstream([reply]) as upstream:
-        proc = capture(fixtures_dir, upstream.url, *flags, "--", *agent("stream"))
+        proc = capture(fixtures_dir, upstream.url, "--force", *flags, "--", *agent("stream"))
     assert proc.returncode == 1
     assert proc.stdout.count("piece:") == 3  # the events that arrived were passed on
     assert "error:" in proc.stdout
@@ -227,6 +227,25 @@ def test_a_dropped_stream_reaches_the_agent_is_reported_and_nothing_is_written(f
     assert "Traceback" not in proc.stderr
     assert old.read_bytes() == before
     assert sorted(p.name for p in fixtures_dir.iterdir()) == ["t.attest.json"]
+
+
+def test_a_fixture_recorded_from_another_command_is_not_replaced_without_force(fixtures_dir):
+    old = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response("old answer"))])
+    before = old.read_bytes()
+    replies = [json_reply(chat_response("new answer")), json_reply(chat_response("new answer"))]
+    with FakeUpstream(replies) as upstream:
+        refused = capture(fixtures_dir, upstream.url, "--", *agent("chat"))
+        assert upstream.requests == []  # refused before the command ran: nothing paid for
+        assert refused.returncode == 3
+        assert refused.stderr.splitlines() == [
+            f"attest: {old}: was recorded from `python agent.py`, not from this command; overwrite it "
+            "with --force, or pick another --name"
+        ]
+        assert old.read_bytes() == before
+        forced = capture(fixtures_dir, upstream.url, "--force", "--", *agent("chat"))
+        assert forced.returncode == 0, forced.stderr
+        again = capture(fixtures_dir, upstream.url, "--", *agent("chat"))  # the same command: no refusal
+        assert again.returncode == 0, again.stderr
 
 
 def test_a_run_with_no_model_calls_writes_nothing(fixtures_dir):

@@ -45,7 +45,7 @@ def test_first_publish_creates_one_comment_whose_first_line_is_the_summary_line(
     comments = actions.gh.comments(REPO, PR)
     assert len(comments) == 1
     body = comments[0]["body"]
-    assert body.splitlines()[0] == "4 replayed · 0 live model calls · $0.00"
+    assert body.splitlines()[0] == "attest replay: 4 replayed · 0 live model calls · $0.00"
     assert body.rstrip("\n").endswith(MARKER)
     assert result.comment.action == "created"
     assert result.comment.url == comments[0]["html_url"]
@@ -110,7 +110,7 @@ def test_a_comment_created_while_another_run_creates_one_leaves_only_the_oldest(
     result = actions.publish(report_file(actions.tmp, [row(1)]), check_run=False)
     comments = actions.gh.comments(REPO, PR)
     assert len(comments) == 1
-    assert comments[0]["body"].startswith("2 replayed · 0 live model calls")
+    assert comments[0]["body"].startswith("attest replay: 2 replayed · 0 live model calls")
     assert len(actions.gh.requests("DELETE")) == 1
     assert result.comment.url == comments[0]["html_url"]
 
@@ -122,7 +122,7 @@ def test_a_huge_report_is_trimmed_under_the_comment_limit_and_never_refused(acti
     body = actions.gh.comments(REPO, PR)[0]["body"]
     assert len(body) <= 65_536
     assert body.rstrip("\n").endswith(MARKER)
-    assert body.splitlines()[0].startswith("600 replayed")
+    assert body.splitlines()[0].startswith("attest replay: 600 replayed")
     assert "test_0`" in body and "test_299`" not in body  # misses first, the rest cut
     assert not [r for r in actions.gh.state.requests if r.status == 422]
     assert result.comment.action == "created"
@@ -189,7 +189,7 @@ def test_a_read_only_token_skips_the_comment_writes_the_summary_and_exits_0(
     code, out, err = actions.cli("--report", str(report), capsys=capsys)
     assert code == 0, err
     assert actions.gh.comments(REPO, PR) == []
-    assert actions.summary.read_text().startswith("2 replayed · 0 live model calls · $0.00")
+    assert actions.summary.read_text().startswith("attest replay: 2 replayed · 0 live model calls · $0.00")
     notices = [line for line in out.splitlines() if line.startswith("::notice::")]
     assert len(notices) == 1 and "read-only" in notices[0]
     assert (actions.tmp / "attest-pr" / PR_ARTIFACT).is_file()

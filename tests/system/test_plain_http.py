@@ -223,7 +223,7 @@ def test_plain_http_not_recorded_is_refused_in_strict_replay_with_one_line(
     for test in ("test_webhook", "test_webhook_httpx", "test_webhook_urllib", "test_webhook_aiohttp"):
         line = (
             "attest replay: plain HTTP POST files.example/hooks/done is not in the fixture; strict replay "
-            f"refuses it (re-record with `pytest --attest-record=new test_hook.py::{test}`, or allow it with "
+            f"refuses it (re-record with `pytest --attest-record=all test_hook.py::{test}`, or allow it with "
             "--attest-replay=auto)"
         )
         assert f"FAILED test_hook.py::{test} - {line}" in result.outlines  # nothing of the query
@@ -495,7 +495,7 @@ def test_each_clients_plain_http_is_recorded_by_pytest_and_replayed_with_the_ser
         node = f"tests/test_fetch.py::test_{client}"
         line = (
             f"attest replay: plain HTTP GET 127.0.0.1/dog-{client} is not in the fixture; strict replay "
-            f"refuses it (re-record with `pytest --attest-record=new {node}`, or allow it with "
+            f"refuses it (re-record with `pytest --attest-record=all {node}`, or allow it with "
             "--attest-replay=auto)"
         )
         assert f"FAILED {node} - {line}" in missed.outlines

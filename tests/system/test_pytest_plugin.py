@@ -7,6 +7,7 @@ import json
 import jsonschema
 import pytest
 from attest_toolkit.fixtures.validation import load_schema
+from attest_toolkit.replay.pricing import table_date
 from conftest import chat_request, chat_response, exchange, scrub, write_fixture
 from upstream import FakeUpstream, Reply
 
@@ -168,7 +169,10 @@ def test_an_auto_miss_with_the_key_goes_live_and_is_counted(suite, monkeypatch):
     assert len(upstream.requests) == 1
     assert report_of(suite)["summary"]["replay"]["live"] == 1
     assert "attest replay: 0 replayed · 1 live model calls · $0.00 · 1 recording unused" in result.outlines
-    assert any("priced from the built-in table of" in line for line in result.outlines)
+    priced = [line for line in result.outlines if "priced from the built-in table of" in line]
+    assert priced == [
+        f"attest replay: live calls priced from the built-in table of {table_date()}"
+    ]  # no URLs
 
 
 def test_the_default_mode_is_strict_when_ci_is_set(suite, monkeypatch):
@@ -284,7 +288,11 @@ def test_missing(attest_replay):
         ("test_long_name", long_name, "cannot read: file name too long for the file system"),
         ("test_deep", "deep", "nested too deeply to be a fixture"),
         ("test_loop", "loop", "cannot read: too many levels of symbolic links (a symlink loop)"),
-        ("test_missing", "missing", "no such fixture; record it with `attest capture`"),
+        (
+            "test_missing",
+            "missing",
+            "no such fixture; record it with `pytest --attest-record=once test_bad.py::test_missing`",
+        ),
     ]:
         header = next(
             i for i, line in enumerate(result.outlines) if f" {test} " in line and line.startswith("_")
@@ -334,3 +342,22 @@ def test_skipped():
     for leak in (key, "hdr-0b8f2c9e7d", "pw-0b8f2c9e"):
         assert leak not in text
     assert "test_call[{{redacted}}]" in text
+
+
+def test_a_mistyped_fixture_name_says_how_pytest_records_and_the_near_name(suite):
+    suite.makepyfile(
+        test_typo="""
+def test_weather(attest_replay):
+    with attest_replay("helo"):
+        pass
+"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict")
+    result.assert_outcomes(failed=1)
+    fixture = suite.path / "tests" / "attest" / "fixtures" / "helo.attest.json"
+    assert (
+        f"{fixture}: no such fixture (did you mean 'hello'?); record it with "
+        "`pytest --attest-record=once test_typo.py::test_weather`"
+    ) in result.outlines
+    # The only test never replayed, and the run still ends with the summary line.
+    assert "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 failed" in result.outlines

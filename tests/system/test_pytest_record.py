@@ -245,7 +245,7 @@ def test_in_ci_a_refused_record_mode_is_in_the_failure_and_the_hint_re_runs_the_
     assert summary == [
         "FAILED test_agent.py::test_hello - replay miss: messages changed: messages[0].content (hash "
         + summary[0].split("(hash ", 1)[1].split(")", 1)[0]
-        + "); re-record with `pytest --attest-record=new test_agent.py::test_hello`"
+        + "); re-record with `pytest --attest-record=all test_agent.py::test_hello`"
     ]
     refusal = (
         "attest record: not recording: CI is set and the record mode came from ATTEST_RECORD=new; "
@@ -253,6 +253,51 @@ def test_in_ci_a_refused_record_mode_is_in_the_failure_and_the_hint_re_runs_the_
     )
     failures = next(i for i, line in enumerate(refused.outlines) if "FAILURES" in line)
     assert refusal in refused.outlines[failures:]  # in the test's failure, not only in the header
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "origin"),
+    [
+        ("ATTEST_RECORD", "once", "ATTEST_RECORD=once"),
+        ("PYTEST_ADDOPTS", "--attest-record=once", "--attest-record in addopts"),
+    ],
+)
+def test_in_ci_a_missing_fixture_fails_saying_recording_was_refused(
+    suite, monkeypatch, variable, value, origin
+):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv(variable, value)
+    with FakeUpstream([]) as upstream:
+        refused = run(suite, upstream, monkeypatch, "-q")
+    refused.assert_outcomes(failed=1)
+    path = suite.path / "tests" / "attest" / "fixtures" / "hello.attest.json"
+    failures = next(i for i, line in enumerate(refused.outlines) if "FAILURES" in line)
+    shown = refused.outlines[failures:]
+    assert (
+        f"{path}: no such fixture; record it with `pytest --attest-record=once test_agent.py::test_hello`"
+    ) in shown
+    assert (
+        f"attest record: not recording: CI is set and the record mode came from {origin}; "
+        "pass --attest-record=once on the pytest command line to record in CI (replaying instead)"
+    ) in shown
+
+
+def test_the_hint_after_a_prompt_change_followed_as_printed_leaves_a_clean_fixture(suite, monkeypatch):
+    with FakeUpstream([answer("Hello!"), answer("Hello!")]) as upstream:
+        run(suite, upstream, monkeypatch, "--attest-record=once").assert_outcomes(passed=1)
+        suite.makepyfile(test_agent=TESTS.replace("Say hello", "Say hello, please"))
+        missed = run(suite, upstream, monkeypatch, "--attest-record=none", "--attest-replay=strict")
+        missed.assert_outcomes(failed=1)
+        hint = re.search(r"re-record with `pytest ([^`]*)`", missed.stdout.str())
+        assert hint is not None, missed.stdout.str()
+        run(suite, upstream, monkeypatch, *hint.group(1).split()).assert_outcomes(passed=1)
+        assert len(upstream.requests) == 2
+    with FakeUpstream([]) as upstream:
+        replayed = run(suite, upstream, monkeypatch, "--attest-record=none", "--attest-replay=strict")
+    replayed.assert_outcomes(passed=1)
+    assert "attest replay: 1 replayed · 0 live model calls · $0.00" in replayed.outlines  # nothing unused
+    (only,) = fx.model_interactions(fixture_of(suite))
+    assert only["request"]["json"]["messages"][0]["content"] == "Say hello, please"
 
 
 CAUGHT = """
@@ -272,7 +317,7 @@ def test_hello(attest_replay):
             raise
 """
 
-TEST_HINT = "re-record with `pytest --attest-record=new test_agent.py::test_hello`"
+TEST_HINT = "re-record with `pytest --attest-record=all test_agent.py::test_hello`"
 SOURCES = {  # how the fixture was made -> the re-record command its miss names
     "recorded by the test": ({}, TEST_HINT),
     "imported": ({"command": [], "imported_from": "tests/cassettes/hello.yaml"}, TEST_HINT),
@@ -301,3 +346,18 @@ def test_the_sdks_exception_names_the_re_record_command_that_fits_the_fixture(su
         message = caught.read_text(encoding="utf-8")
         assert "replay miss: messages changed" in message, how
         assert hint in message and message.count("re-record with") == 1, (how, message)
+
+
+def test_a_module_level_client_without_a_key_fails_collection_with_an_attest_line(suite, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    failed = suite.runpytest_subprocess("-q")
+    failed.assert_outcomes(errors=1)
+    assert (
+        "attest: OPENAI_API_KEY is not set and a model client built when the module is imported needs it; "
+        "attest gives clients a placeholder key only while an attest_replay block runs: build the client "
+        "inside the block, or run with --attest-record=none (ATTEST_RECORD=none), which sets the "
+        "placeholder and points the clients at attest from start-up (test_agent.py)"
+    ) in failed.outlines
+    followed = suite.runpytest_subprocess("-q", "--attest-record=none")
+    followed.assert_outcomes(failed=1)  # collected: it fails only because no fixture was recorded yet
+    assert not any(line.startswith("attest: OPENAI_API_KEY") for line in followed.outlines)

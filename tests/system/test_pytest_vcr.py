@@ -175,7 +175,7 @@ def test_a_changed_request_fails_with_the_miss_and_a_marked_test_without_calls_n
     assert failed.startswith(
         "FAILED tests/test_chat.py::test_hello - replay miss: messages changed: messages[0].content (hash "
     )
-    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_chat.py::test_hello`")
+    assert failed.endswith("re-record with `pytest --attest-record=all tests/test_chat.py::test_hello`")
     assert not (suite.path / FIXTURES / "tests.test_other.test_none.attest.json").exists()
 
 
@@ -202,6 +202,26 @@ def test_with_pytest_recording_installed_the_opt_in_replays_an_imported_cassette
     assert not any("attest replay:" in line for line in vcrpy.outlines)
 
 
+def test_with_pytest_recording_serving_the_marker_a_failing_test_with_an_attest_fixture_says_to_opt_in(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.makepyfile(**{"tests/test_chat": INSIDE})
+    cassette(suite.path / "elsewhere/test_hello.yaml", "Say hello", "Hello!")
+    import_cassette(suite, "tests.test_chat.test_hello", "elsewhere/test_hello.yaml")
+    monkeypatch.setenv("CI", "true")  # and no key: the SDK refuses before pytest-recording sees a call
+    result = suite.runpytest_subprocess("-q")
+    result.assert_outcomes(failed=1)
+    advice = (
+        f"attest: this test's recordings are the attest fixture {FIXTURES.as_posix()}/"
+        "tests.test_chat.test_hello.attest.json, but pytest-recording serves the vcr marker in this run, "
+        "so attest did not replay it: pass --attest-vcr (or set attest_vcr = true in the pytest ini) to "
+        "replay it with attest (tests/test_chat.py::test_hello)"
+    )
+    assert advice in result.outlines
+    followed = suite.runpytest_subprocess("-q", "--attest-vcr")
+    followed.assert_outcomes(passed=1)
+
+
 @contextmanager
 def keyed_ci_run(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
     """The suite with a test that calls, a key, CI set, and a provider on loopback that would answer."""
@@ -222,7 +242,7 @@ def test_a_marked_test_without_a_fixture_that_calls_fails_with_a_miss_never_live
         assert upstream.requests == []
     (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
     assert failed.startswith("FAILED tests/test_chat.py::test_hello - replay miss: ")
-    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_chat.py::test_hello`")
+    assert failed.endswith("re-record with `pytest --attest-record=all tests/test_chat.py::test_hello`")
 
 
 def test_marker_cassette_names_join_the_replay(
@@ -504,7 +524,7 @@ def test_a_changed_request_to_the_providers_url_fails_with_the_one_line_miss(
     assert failed.startswith(
         "FAILED tests/test_urls.py::test_anthropic - replay miss: messages changed: messages[0].content (hash "
     )
-    assert failed.endswith("re-record with `pytest --attest-record=new tests/test_urls.py::test_anthropic`")
+    assert failed.endswith("re-record with `pytest --attest-record=all tests/test_urls.py::test_anthropic`")
 
 
 def test_record_mode_records_calls_to_the_providers_urls(

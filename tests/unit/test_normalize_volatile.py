@@ -53,6 +53,8 @@ def templated(text: str) -> str:
     [
         ("call_ZR5UUuTt3pf61kjwAJIYdVMj", "call_{{id_1}}"),
         ("chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl", "chatcmpl-{{id_1}}"),
+        ("chatcmpl-1796410275002", "chatcmpl-{{id_1}}"),  # OpenAI-compatible servers: digits only
+        ("cmpl-417", "cmpl-{{id_1}}"),
         ("resp_08ddf351751647d60169fab1b8a7ac81a081b9e2400e87fb63", "resp_{{id_1}}"),
         ("fc_05c01d5dceb461c50169fab1bc6a208196a8f7957526d1ef99", "fc_{{id_1}}"),
         ("msg_01XMATm4UFnjP841TckVuNF4", "msg_{{id_1}}"),

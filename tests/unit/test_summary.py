@@ -37,7 +37,8 @@ def test_first_line_is_exactly_the_summary_line(fmt: str) -> None:
     report = make_report(replay={"replayed": 4, "live": 2, "live_cost_usd": 0.0312, "unpriced": 1})
     first = render(report, fmt).splitlines()[0]
     line = "4 replayed · 2 live model calls · $0.03 (+1 unpriced) · 2 missed · 2 failed"
-    assert first == summary_line(4, 2, 0.0312, 1, missed=2, failed=2) == line
+    assert first == "attest replay: " + summary_line(4, 2, 0.0312, 1, missed=2, failed=2)
+    assert first == f"attest replay: {line}"  # as every terminal and the docs open with
 
 
 def test_markdown_lists_misses_at_file_and_line_linked_to_the_head_commit() -> None:
@@ -142,7 +143,7 @@ def assert_fences_closed(text: str) -> None:
 def assert_well_formed(text: str, max_chars: int) -> None:
     assert len(text) <= max_chars
     # The generated reports vary what fails and what misses: the line states the counts it was given.
-    assert text.splitlines()[0].startswith("300 replayed · 0 live model calls · $0.00 · ")
+    assert text.splitlines()[0].startswith("attest replay: 300 replayed · 0 live model calls · $0.00 · ")
     assert_fences_closed(text)
 
 
@@ -316,7 +317,9 @@ def test_report_summary_cli_with_base_fixtures_and_policy(
     argv += ["--base-fixtures", "base", "--fixtures-dir", "head"]
     assert cli(argv) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "7 replayed · 0 live model calls · $0.00 · 2 missed · 2 failed"
+    assert (
+        out.splitlines()[0] == "attest replay: 7 replayed · 0 live model calls · $0.00 · 2 missed · 2 failed"
+    )
     assert "| `inc-1042` | `#1 POST /v1/chat/completions` | changed | system | same |" in out
     assert "| `inc-2000` | — | fixture added (1 call) | — | — |" in out
     assert "- Policy: **not evaluated** (not_evaluated)" in out
@@ -354,3 +357,22 @@ def test_report_summary_cli_errors_are_one_line_exit_3(
     err = capsys.readouterr().err
     assert problem in err
     assert err.count("\n") == 1
+
+
+def test_the_html_page_says_values_and_counts_in_words(tmp_path: Path) -> None:
+    from attest_toolkit.report.html import render_html
+
+    fixture = "tests/attest/fixtures/one.attest.json"
+    (tmp_path / fixture).parent.mkdir(parents=True)
+    one_call = json.loads((Path(__file__).parents[2] / "examples/fixtures/example.attest.json").read_text())
+    one_call["channels"] = {"model": one_call["channels"]["model"][:1]}
+    one_call.pop("tools", None)
+    fx.write_fixture(tmp_path / fixture, one_call)
+    report = make_report(
+        [make_test("tests/test_a.py::test_a", "passed", replay=replay_facts(1, fixtures=[fixture]))]
+    )
+    page = render_html(report, root=tmp_path, verdict=evaluate(report, parse_policy({})))
+    cells = re.findall(r"<td>([^<]*)</td>", page)
+    assert "None" not in cells and "False" not in cells
+    assert "<td>none</td>" in page and "<td>no</td>" in page  # max_live_cost_usd, require_isolation_verified
+    assert "· 1 call</summary>" in page

@@ -8,7 +8,14 @@ fork-safe publish workflow, pinned to this version of the action.
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
+import shlex
+import shutil
+import sys
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import yaml
@@ -25,7 +32,6 @@ TEST_FILE = Path("tests") / "test_attest_hello.py"
 POLICY_FILE = Path(".attest") / "policy.yml"
 WORKFLOWS = {"pr-gate.yml": "attest-pr-gate.yml", "publish.yml": "attest-publish.yml"}
 ACTION = "attest-toolkit/attest-toolkit"
-NEXT = "pytest tests/test_attest_hello.py"
 
 FIRST_TEST = f'''"""Your first attest test: it replays {DEFAULT_DIR.as_posix()}/{FIXTURE}.attest.json, offline.
 
@@ -73,8 +79,9 @@ def init(root: Path) -> list[Written]:
         TEST_FILE: FIRST_TEST,
         POLICY_FILE: policy_text(),
     }
+    ref = release_ref()
     for source, target in WORKFLOWS.items():
-        files[Path(".github") / "workflows" / target] = pinned(read_workflow(source))
+        files[Path(".github") / "workflows" / target] = pinned(read_workflow(source), ref)
     for path in files:  # all checked before any is written
         _refuse_leaving(root, path)
     return [_write_new(root, path, text) for path, text in files.items()]
@@ -103,10 +110,27 @@ def read_workflow(name: str) -> str:
     return (DATA / "workflows" / name).read_text("utf-8")
 
 
-def pinned(workflow: str) -> str:
-    """The workflow with the action and the package at this version's tag, not the moving `v0`."""
-    tag = f"v{__version__}"
-    return workflow.replace(f"{ACTION}@v0", f"{ACTION}@{tag}")
+def installed_commit() -> str | None:
+    """The commit this package was installed from, when pip installed it from its git repository (pip
+    records the commit a tag resolved to in the distribution's direct_url.json); else None: a wheel
+    or a directory does not say which commit it was built from."""
+    try:
+        text = metadata.distribution("attest-toolkit").read_text("direct_url.json")
+        commit = json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+    except (metadata.PackageNotFoundError, ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit) else None
+
+
+def release_ref() -> str:
+    """What the workflows pin the action and the package to: the commit this package came from (a
+    tag can be moved to other code), else this version's tag."""
+    return installed_commit() or f"v{__version__}"
+
+
+def pinned(workflow: str, ref: str) -> str:
+    """The workflow with the action and the package at `ref`, not the moving `v0`."""
+    return workflow.replace(f"{ACTION}@v0", f"{ACTION}@{ref}")
 
 
 def policy_text() -> str:
@@ -129,9 +153,30 @@ def _yaml_line(key: str, value: object) -> str:
 
 
 def report_lines(written: list[Written]) -> list[str]:
-    """What `attest init` prints: each file, written or kept, then the command to run next."""
+    """What `attest init` prints: each file, written or kept, how the workflows are pinned when that
+    is by a tag, then the command to run next."""
     lines = [f"{'wrote' if w.wrote else 'exists, left as it is'}: {w.path.as_posix()}" for w in written]
-    return [*lines, f"next: {NEXT}"]
+    ref = release_ref()
+    if any(w.wrote and w.path.suffix == ".yml" for w in written) and ref.startswith("v"):
+        lines.append(
+            f"pin: the workflows name {ACTION}@{ref}, a tag that can be moved; replace it with the "
+            "release's full commit SHA (attest-toolkit was not installed from git, so it cannot tell)"
+        )
+    return [*lines, f"next: {next_step()}"]
+
+
+def next_step(python: str = sys.executable) -> str:
+    """The command that runs the first test with the pytest of this interpreter, whose plugin replays
+    it: `pytest` when that is the one on PATH, else through the interpreter; installing pytest first
+    when it is missing (the wheel does not depend on it)."""
+    test = TEST_FILE.as_posix()
+    interpreter = shlex.quote(python)
+    if importlib.util.find_spec("pytest") is None:
+        return f"{interpreter} -m pip install pytest && {interpreter} -m pytest {test}"
+    on_path = shutil.which("pytest")
+    if on_path is not None and Path(on_path).parent == Path(python).parent:
+        return f"pytest {test}"
+    return f"{interpreter} -m pytest {test}"
 
 
 __all__ = ["init", "report_lines"]

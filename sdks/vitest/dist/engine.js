@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { cannotStart } from "./install.js";
 import { ReplayError, replayIsOff } from "./mode.js";
 // What the engine printed on standard error, kept short for the error message.
 const STDERR_KEPT = 4000;
@@ -315,8 +316,7 @@ function parse(line) {
     }
 }
 function cannotRun(enginePath, error) {
-    const why = error.code === "ENOENT" ? "not found" : error.message;
-    return new ReplayError(`attest replay: cannot run ${enginePath}: ${why}; install attest-toolkit (pip install attest-toolkit) or pass enginePath`);
+    return new ReplayError(`attest replay: cannot run ${enginePath}: ${cannotStart(enginePath, error)}`);
 }
 function engineFailure(what, stderr) {
     const last = stderr.trim().split("\n").filter(Boolean).pop();

@@ -20,6 +20,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
 import type { BypassReport, Refusal } from "./bypass.js";
+import { cannotStart } from "./install.js";
 import type { Call, Hit } from "./lane.js";
 import { ReplayError, replayIsOff, type Mode } from "./mode.js";
 
@@ -401,10 +402,7 @@ function parse(line: string): Record<string, unknown> | undefined {
 }
 
 function cannotRun(enginePath: string, error: NodeJS.ErrnoException): ReplayError {
-  const why = error.code === "ENOENT" ? "not found" : error.message;
-  return new ReplayError(
-    `attest replay: cannot run ${enginePath}: ${why}; install attest-toolkit (pip install attest-toolkit) or pass enginePath`,
-  );
+  return new ReplayError(`attest replay: cannot run ${enginePath}: ${cannotStart(enginePath, error)}`);
 }
 
 function engineFailure(what: string, stderr: string): string {

@@ -17,6 +17,7 @@ import path from "node:path";
 import type { Reporter, TestCase, TestModule, Vitest } from "vitest/node";
 
 import type { AttestMeta, Location, SessionSummary } from "./facts.js";
+import { cannotStart } from "./install.js";
 import { egressFromEnv } from "./mode.js";
 import { repositoryRelative, repositoryRoot } from "./paths.js";
 
@@ -67,8 +68,13 @@ export default class AttestReporter implements Reporter {
     const engine = this.options.enginePath ?? "attest-engine";
     const done = spawnSync(engine, ["report", "--output", output], { input, encoding: "utf8" });
     if (done.error || done.status !== 0) {
-      const why = done.error ? done.error.message : (done.stderr.trim().split("\n").pop() ?? `exit ${done.status}`);
-      throw new Error(`attest reporter: cannot write ${output}: ${why}`);
+      // One line and a failed run, never an unhandled error with a stack trace: nothing here is a bug.
+      const why = done.error
+        ? `${engine}: ${cannotStart(engine, done.error)}`
+        : (done.stderr.trim().split("\n").pop() ?? `exit ${done.status}`);
+      process.stderr.write(`attest reporter: cannot write ${output}: ${why}\n`);
+      process.exitCode = 1;
+      return;
     }
     // The run's end, as the pytest helper prints it: not-evaluated reasons, live calls, the summary line.
     if (done.stdout) process.stdout.write(done.stdout);

@@ -83,6 +83,8 @@ describe("replay", () => {
 
   it("names a missing engine", async () => {
     const missing = useReplay("example", { fixturesDir: EXAMPLE_FIXTURES, mode: "strict", enginePath: "/nonexistent/attest-engine" });
-    await expect(missing).rejects.toThrow("attest replay: cannot run /nonexistent/attest-engine: not found");
+    await expect(missing).rejects.toThrow(
+      'attest replay: cannot run /nonexistent/attest-engine: not found; install attest-toolkit (pip install "attest-toolkit @ git+https://github.com/attest-toolkit/attest-toolkit") or pass enginePath',
+    );
   });
 });

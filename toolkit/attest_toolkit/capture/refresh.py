@@ -7,19 +7,22 @@ terminal (or `--yes`), and the re-run, which replaces the fixture only if it end
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from ..credentials.scan import Secrets, redact_argv
 from ..errors import AttestError, FixtureError, UsageError
 from ..fixtures.document import fixture_path, read_fixture
+from ..replay.rerecord import by_command
 from ..report.progress import ProgressLine
 from ..tools.declare import specs_of
-from .run import CaptureFailed, capture, capture_secrets, describe_exit, run_child
+from .run import CaptureFailed, capture, capture_secrets, describe_exit, portable_command, run_child
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,44 @@ def test_command(test: str, only_misses: bool, python: str = sys.executable) -> 
     """pytest re-running one test with recording on (given on the command line, so also under CI)."""
     mode = "new" if only_misses else "all"
     return [python, "-m", "pytest", "-q", f"--attest-record={mode}", "--", test]
+
+
+def check_overwrite(argv: Sequence[str], name: str, fixtures_dir: str | Path | None = None) -> None:
+    """Refuse, before anything runs, a new capture that would replace a fixture recorded from another
+    command (or by a test, an import, an image): a reused name must not lose a recording in silence.
+    An unreadable fixture is no recording to keep."""
+    path = fixture_path(name, fixtures_dir)
+    try:
+        source = json.loads(path.read_text(encoding="utf-8"))["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if not isinstance(source, dict):
+        return
+    recorded = source.get("command") if by_command(source) else None
+    # Both as a fixture stores a command (an older fixture may hold the interpreter's absolute path).
+    if isinstance(recorded, list) and portable_command([str(a) for a in recorded]) == redact_argv(
+        portable_command(argv), Secrets.of([])
+    ):
+        return
+    raise UsageError(
+        f"was recorded {_origin(source)}, not from this command; overwrite it with --force, or pick "
+        "another --name",
+        path,
+    )
+
+
+def _origin(source: Mapping[str, Any]) -> str:
+    """How a fixture was recorded, in the words of a refusal to overwrite it."""
+    if source.get("test"):
+        return f"by the test {quote_arg(str(source['test']))}"
+    if source.get("imported_from"):
+        return "by an import"
+    if source.get("image"):
+        return f"from the image {quote_arg(str(source['image']))}"
+    command = source.get("command")
+    return (
+        f"from `{quote_command([str(a) for a in command])}`" if isinstance(command, list) else "another way"
+    )
 
 
 class RefreshDeclined(AttestError):

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..capture import spend
-from ..capture.refresh import confirm_refresh, plan_refresh
+from ..capture.refresh import check_overwrite, confirm_refresh, plan_refresh
 from ..capture.refresh import refresh as run_refresh
 from ..capture.run import capture as run_capture
 from ..errors import UsageError
@@ -64,6 +64,9 @@ IMAGE = typer.Option(
     help="Record this container image's run instead of a command (ARGS after `--` replace its command); "
     "only the recorder reaches the network, and your keys never enter the container.",
 )
+FORCE = typer.Option(
+    False, "--force", help="Replace fixture NAME even if it was recorded from another command (or by a test)."
+)
 COMMAND = typer.Argument(None, metavar="-- CMD", help="The command to run, after `--`.", show_default=False)
 
 
@@ -101,6 +104,7 @@ def capture(
     tool: list[str] = TOOL,
     max_cost_usd: str | None = MAX_COST,
     image: str | None = IMAGE,
+    force: bool = FORCE,
 ) -> int:
     """Run CMD against the real providers through a recording proxy and write its fixture.
 
@@ -115,6 +119,7 @@ def capture(
     api.openai.com / api.anthropic.com.
     The fixture (mode 0600) is written only if CMD exits 0 (non-zero with --expect-fail), made at
     least one model call, and no call failed on the way; otherwise the old fixture stays as it was.
+    A fixture recorded from another command (or by a test) is not replaced without --force.
 
     --refresh N prints the recorded command and its flags, asks to confirm (--yes without a
     terminal), re-runs it with those flags and replaces the fixture only if the run ended as expected.
@@ -142,6 +147,8 @@ def capture(
         confirm_refresh(plan, yes, sys.stdin, sys.stderr, only_misses)
         run_refresh(plan, only_misses=only_misses, env=env)
     else:
+        if not force:
+            check_overwrite(command or [], name or "", fixtures_dir)
         run_capture(
             command or [], name or "", fixtures_dir=fixtures_dir, expect_fail=expect_fail, tools=tool, env=env
         )

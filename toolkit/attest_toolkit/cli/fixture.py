@@ -46,7 +46,7 @@ FIXTURES_DIR = typer.Option(
 )
 FORCE = typer.Option(False, "--force", help="Overwrite an existing fixture.")
 SHOWN = typer.Argument(..., help="A fixture name, or the path of a fixture file.")
-PATHS = typer.Argument(..., help="Fixture files to check.")
+PATHS = typer.Argument(..., help="Fixture files to check, or directories: every fixture in each.")
 
 
 def import_(
@@ -127,11 +127,16 @@ def tree_line(row: importer.TreeRow) -> str:
 
 
 def resolve(name_or_path: str, fixtures_dir: Path | None) -> Path:
-    """A fixture by name (under the fixtures directory), or by path when given a file."""
+    """A fixture by name (under the fixtures directory), or by path when given a file; a bare file
+    name that is not here (`hello.attest.json`) is looked for in the fixtures directory."""
     candidate = Path(name_or_path)
-    if name_or_path.endswith(fx.SUFFIX) or (candidate.is_file() and fixtures_dir is None):
+    if candidate.is_file() and (fixtures_dir is None or name_or_path.endswith(fx.SUFFIX)):
         return candidate
-    return fx.fixture_path(name_or_path, fixtures_dir)
+    if not name_or_path.endswith(fx.SUFFIX):
+        return fx.fixture_path(name_or_path, fixtures_dir)
+    if candidate.name == name_or_path:
+        return fx.fixture_path(fx.name_of(candidate), fixtures_dir)
+    return candidate
 
 
 class ShowFormat(str, Enum):
@@ -188,10 +193,25 @@ def diff(name: str = SHOWN, fixtures_dir: Path | None = FIXTURES_DIR, last_miss:
     return EXIT_OK
 
 
-def verify(paths: list[Path] = PATHS) -> int:
-    """Validate, scan and check fixtures: `ok` per sound file, one error line per bad one (exit 3)."""
-    failed = 0
+def verified_files(paths: list[Path]) -> list[Path]:
+    """The files to verify: each path given, a directory standing for the fixtures in it."""
+    files: list[Path] = []
     for path in paths:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = fx.fixture_files(path)
+        if not found:
+            raise UsageError(f"no fixtures (*{fx.SUFFIX}) in this directory", path)
+        files += found
+    return files
+
+
+def verify(paths: list[Path] = PATHS) -> int:
+    """Validate, scan and check fixtures (a directory: every fixture in it): `ok` per sound file, one
+    error line per bad one (exit 3)."""
+    failed = 0
+    for path in verified_files(paths):
         try:
             result = verify_fixture(path)
         except AttestError as exc:
@@ -326,8 +346,9 @@ def pull(
 def register(app: typer.Typer) -> None:
     fixture_app = command_group(
         "fixture",
-        "Import vcrpy cassettes and ctxmesh runs as fixtures, show and verify fixtures, keep them in an "
-        "object store pinned by digest. " + STORE_HELP,
+        "Import vcrpy cassettes and ctxmesh runs as fixtures; show, list, verify, diff, seal and rebase "
+        "fixtures; keep them in an object store pinned by digest (push, pull: their --help names the "
+        "store's settings).",
     )
     fixture_app.command("import")(import_)
     fixture_app.command("show")(show)

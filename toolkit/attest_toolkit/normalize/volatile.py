@@ -22,6 +22,10 @@ from ..providers import ID_PREFIXES
 # tail after the prefix must look random (16+ letters and digits, mixing letters and digits or upper
 # and lower case: OpenAI's chatcmpl- tails can be letters only), so "run_tests" or "file-name" stay text.
 _LONGEST_PREFIX = max(map(len, ID_PREFIXES))
+# Completion ids OpenAI-compatible servers (Ollama and the like) number with digits only
+# (`chatcmpl-1796410275002`): after these prefixes any digits are an id too. Elsewhere digits alone
+# are not random enough to be one (`msg_0123456789`).
+_DIGIT_ID_PREFIXES = frozenset({"chatcmpl-", "cmpl-"})
 
 _ANCHOR = re.compile(
     r"[-_@{](?:"
@@ -37,6 +41,8 @@ _ANCHOR = re.compile(
     r"(?:Z|[+-][0-2][0-9](?::?[0-5][0-9])?)?)(?![0-9])"
     # someone@example.com after its local part
     r"|(?<=@)(?P<domain>(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,})(?![A-Za-z0-9\-])"
+    # chatcmpl-1796410275002: a digits-only id tail, last so a timestamp or UUID is tried first
+    r"|(?<=-)(?P<digits>[0-9]+)(?![A-Za-z0-9])"
     r")"
 )
 PLACEHOLDER = re.compile(r"\{\{(?P<kind>id|ts|email)_(?P<number>[0-9]+)\}\}")
@@ -78,6 +84,9 @@ def _value_start(text: str, m: re.Match[str]) -> int | None:
     kind = m.lastgroup
     if kind == "tail":
         return _id_start(text, at)
+    if kind == "digits":
+        start = _id_start(text, at)
+        return start if start is not None and text[start : at + 1] in _DIGIT_ID_PREFIXES else None
     if kind == "uuid":
         start = _run_start(text, at, _HEX, 8, 9)
         return start if start is None or start == 0 or text[start - 1] not in _ALNUM else None
@@ -144,7 +153,7 @@ class Numbering:
         if kind == "pnum":
             # A placeholder is its own identity, apart from any raw text.
             return self._placeholder(m.group("pkind"), "\0" + value) if self._renumber else value
-        if kind == "tail":
+        if kind in ("tail", "digits"):
             return text[start : m.start() + 1] + self._placeholder("id", value)
         return self._placeholder({"uuid": "id", "ts": "ts", "domain": "email"}[kind], value)
 

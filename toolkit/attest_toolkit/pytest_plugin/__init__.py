@@ -44,6 +44,7 @@ from .handle import HANDLES, RECORDINGS, REPLAYS, ReplayHandle, or_fail
 
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
+ASKED = "attest_asked"  # a test that asked for a replay none of which ran (its fixture was missing, say)
 # The command-line options, and pytest-recording's vcr marker on attest.
 pytest_plugins = ["attest_toolkit.pytest_plugin.options", "attest_toolkit.pytest_plugin.vcr"]
 
@@ -122,6 +123,8 @@ class AttestPlugin:
         self.front_saved: dict[str, str | None] = {}
         self.front_env: dict[str, str] = {}  # the variables pointing at the front
         self.recorded_lines: list[str] = []
+        self.asked = False  # some test asked for a replay: the run ends with the summary line
+        self.collect_hints: list[str] = []  # why a module could not be imported, when attest knows
         self._policy_ignore: tuple[str, ...] | None = None
 
     def ignore_rules(self, item: pytest.Item) -> list[str]:
@@ -258,6 +261,8 @@ class AttestPlugin:
         self.finish(item)
         replays = item.stash.get(REPLAYS, [])
         if not replays:
+            if self.mode != "off" and "attest_replay" in getattr(item, "fixturenames", ()):
+                report.user_properties.append((ASKED, True))  # the run still ends with the summary line
             return
         facts = self.facts(replays, call)
         if "miss" in facts:
@@ -354,6 +359,7 @@ class AttestPlugin:
         props = dict(report.user_properties)
         # Both properties are this plugin's own (set in makereport above, serialized by xdist as they are).
         self.recorded_lines += cast("list[str]", props.get(RECORDED, []))
+        self.asked = self.asked or bool(props.get(ASKED)) or PROPERTY in props
         if PROPERTY in props:
             facts = dict(cast("dict[str, Any]", props[PROPERTY]))
             self.keys[report.nodeid] = facts.pop("keys", [])
@@ -413,6 +419,12 @@ class AttestPlugin:
         keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)
         return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and self.record_mode is None and self.mode != "off":
+            hint = record.missing_key_hint(report.longreprtext)
+            if hint is not None:
+                self.collect_hints.append(f"{hint} ({report.nodeid})")
+
     def pytest_report_header(self) -> list[str]:
         return [self.record_refusal] if self.record_refusal else []
 
@@ -435,6 +447,8 @@ class AttestPlugin:
         return lines
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.collect_hints:
+            terminalreporter.write_line(line)
         for line in self.recorded_lines:
             terminalreporter.write_line(line)
         for line in self.mark_flaky():
@@ -442,7 +456,7 @@ class AttestPlugin:
         for row in self.rows.values():  # drift is served, never silent
             if (row.get("replay") or {}).get("drift_message"):
                 terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
-        if any("replay" in r for r in self.rows.values()):
+        if self.asked:
             # pytest prints skip reasons only with -rs (or -ra, -rA): a not-evaluated test says why here.
             shown = set(self.config.option.reportchars or "") & set("saA")
             for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):

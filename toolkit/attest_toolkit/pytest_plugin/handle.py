@@ -12,7 +12,7 @@ import pytest
 from ..errors import AttestError
 from ..fixtures.document import fixture_path
 from ..proxy.env import KEPT_BY_VCR
-from ..replay import bypass, plain_http
+from ..replay import bypass, plain_http, rerecord
 from ..replay.client import EngineProcess
 from . import lane, plain_clients, record
 
@@ -36,6 +36,7 @@ class Run(Protocol):
     front_env: dict[str, str]
     front_saved: dict[str, str | None]
     record_mode: str | None
+    record_refusal: str | None
     no_live: bool
     match: str
 
@@ -54,6 +55,17 @@ def or_fail(call: Callable[[], T]) -> T:
     except AttestError as exc:
         problem = str(exc)
     pytest.fail(problem, pytrace=False)
+
+
+def _absent(path: Path) -> bool:
+    """True when there is no file at `path` at all; any other problem reading it the engine explains."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 class ReplayHandle:
@@ -127,7 +139,18 @@ class ReplayHandle:
         plain_clients.patch_loaded()
         lane.patch_loaded()  # httpx asks plain_http there
 
+    def _check_exists(self) -> None:
+        """A test's fixture that is not there: how a pytest user records it (and why this run did not,
+        when CI refused the record mode), said before the engine is asked."""
+        missing = next((p for p in self.fixtures() if _absent(p)), None)
+        if missing is None:
+            return
+        refusal = f"\n{self.plugin.record_refusal}" if self.plugin.record_refusal else ""
+        line = rerecord.missing_for_test(missing, self.item.nodeid)
+        raise AttestError(line + refusal)
+
     def _open_session(self) -> None:
+        or_fail(self._check_exists)
         # The session lives on this engine: if it dies meanwhile, closing says so (a new one would not know it).
         self.engine = engine = self.plugin.engine(self.engine_path)
         plugin = self.plugin

@@ -19,7 +19,7 @@ from collections.abc import Mapping, MutableMapping
 
 import pytest
 
-from ..proxy.env import ALL_VARS, KEPT_BY_VCR, KEY_VARS
+from ..proxy.env import ALL_VARS, CREDENTIAL_VARS, KEPT_BY_VCR, KEY_VARS
 from ..replay.session import default_mode
 
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new", "all", "rebase")
@@ -97,3 +97,18 @@ def as_the_user_set_it(saved: Mapping[str, str | None]) -> dict[str, str]:
     env = dict(os.environ)
     restore(saved, env)
     return env
+
+
+def missing_key_hint(error: str, env: Mapping[str, str] = os.environ) -> str | None:
+    """What to do when a module failed to import because an SDK client built at import time found no
+    key (its error names the variable): the placeholder key is only there while a replay runs, or for
+    the whole run with a record mode. None for any other error."""
+    var = next((v for v in CREDENTIAL_VARS if v in error and not env.get(v)), None)
+    if var is None:
+        return None
+    return (
+        f"attest: {var} is not set and a model client built when the module is imported needs it; attest "
+        "gives clients a placeholder key only while an attest_replay block runs: build the client inside "
+        "the block, or run with --attest-record=none (ATTEST_RECORD=none), which sets the placeholder "
+        "and points the clients at attest from start-up"
+    )

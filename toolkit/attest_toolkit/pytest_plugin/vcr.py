@@ -35,11 +35,12 @@ import importlib.metadata
 import os
 import re
 import socket
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
 from typing import Any
 
+import pluggy
 import pytest
 
 from ..fixtures.document import DEFAULT_DIR, fixture_path
@@ -113,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
     loaded = recording_loads(config.pluginmanager)
     opted_in = bool(config.getoption("attest_vcr") or config.getini("attest_vcr"))
     if (loaded or config.pluginmanager.has_plugin(PYTEST_VCR)) and not opted_in:
+        config.pluginmanager.register(ForeignVcr(config), "attest-vcr-advice")
         return  # their `vcr` fixture and marker stay theirs
     if loaded:
         config.pluginmanager.unregister(name=RECORDING)
@@ -160,6 +162,63 @@ class VcrHandle(ReplayHandle):
         # Nothing went live, model call or plain HTTP: nothing to write, as vcrpy saves no cassette.
         if not recorder.interactions and not getattr(recorder, "plain", None):
             self.item.stash[RECORDINGS].pop()
+
+
+def cassette_fixture_name(rootpath: Path, cassette: Path) -> str:
+    """The fixture name of a cassette path, from where it lies under the project."""
+    try:
+        relative: PurePath = cassette.resolve().relative_to(rootpath.resolve())
+    except ValueError:
+        relative = PurePath(cassette.name)
+    return layout_name(relative)
+
+
+class ForeignVcr:
+    """pytest-recording (or pytest-vcr) serves the vcr marker in this run. A vcr test that fails while
+    an attest fixture of its cassette's name exists (imported or recorded by attest) most likely
+    failed for want of attest (the SDK's `Missing credentials`, no cassette): say how to switch."""
+
+    TITLE = "attest"
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.rootpath = Path(config.rootpath)
+        self.lines: list[str] = []
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "call" and report.failed and item.get_closest_marker("vcr") is not None:
+            fixture = self.fixture_of(item)
+            if fixture.exists():
+                shown = fixture.relative_to(self.rootpath).as_posix()
+                report.sections.append((self.TITLE, self.advice(shown)))
+
+    @staticmethod
+    def advice(fixture: str) -> str:
+        return (
+            f"attest: this test's recordings are the attest fixture {fixture}, but pytest-recording "
+            "serves the vcr marker in this run, so attest did not replay it: pass --attest-vcr (or set "
+            "attest_vcr = true in the pytest ini) to replay it with attest"
+        )
+
+    def fixture_of(self, item: pytest.Item) -> Path:
+        """The attest fixture of the test's cassette, as the vcr marker on attest would look it up."""
+        funcargs = getattr(item, "funcargs", {})
+        module = Path(str(item.path))
+        directory = Path(str(funcargs.get("vcr_cassette_dir") or module.parent / "cassettes" / module.stem))
+        cassette = directory / str(funcargs.get("default_cassette_name") or item.name)
+        return self.rootpath / fixture_path(cassette_fixture_name(self.rootpath, cassette), DEFAULT_DIR)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On the xdist controller too: the line travels in the report's sections."""
+        self.lines += [f"{text} ({report.nodeid})" for title, text in report.sections if title == self.TITLE]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.lines:
+            terminalreporter.write_line(line)
 
 
 class VcrCompat:
@@ -223,12 +282,7 @@ class VcrCompat:
         handle.start()
 
     def name_of(self, cassette: Path) -> str:
-        """The fixture name of a cassette path, from where it lies under the project."""
-        try:
-            relative: PurePath = cassette.resolve().relative_to(self.rootpath.resolve())
-        except ValueError:
-            relative = PurePath(cassette.name)
-        return layout_name(relative)
+        return cassette_fixture_name(self.rootpath, cassette)
 
     def fixture_of(self, cassette: Path) -> Path:
         path = fixture_path(self.name_of(cassette), DEFAULT_DIR)

@@ -121,7 +121,6 @@ def usage_of(body: bytes, content_type: str) -> Usage | None:
 
 
 def price_note() -> str:
-    """Which price table priced the live calls, said whenever there were some."""
-    prices = table()
-    sources = ", ".join(prices["sources"])
-    return f"attest replay: live calls priced from the built-in table of {prices['date']} ({sources})"
+    """Which price table priced the live calls, said whenever there were some: its date, which says how
+    old the prices are (the pages they were read from are listed in the table and the docs)."""
+    return f"attest replay: live calls priced from the built-in table of {table_date()}"

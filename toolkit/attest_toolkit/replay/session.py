@@ -152,14 +152,18 @@ class Session:
         return self.recordings[position]
 
     def _hinted(self, miss: Miss) -> Miss:
-        """A miss whose re-record command fits how its fixture was made (see `rerecord`): `attest
-        capture --refresh`, naming the fixtures directory when it is not the default, for a recorded
-        command; else `pytest --attest-record=new` with the test that opened the session (or the one
-        that recorded the fixture)."""
+        """A miss whose re-record command fits how its fixture was made and is replayed (see
+        `rerecord`): `attest capture --refresh`, naming the fixtures directory when it is not the
+        default, for a recorded command; else `pytest --attest-record=all` with the test that opened
+        the session (or the one that recorded the fixture); else, when no test replays it, `attest
+        capture --name`."""
         loaded = next((f for f in self.fixtures if f.name == miss.fixture), None)
         if loaded is not None and rerecord.by_command(loaded.source):
             return diagnose.naming_fixtures_dir(miss, diagnose.fixtures_dir_flag(loaded.path))
         test = self.test or (loaded.source.get("test") if loaded is not None else None)
+        if test is None and loaded is not None:
+            where = diagnose.fixtures_dir_flag(loaded.path)
+            return replace(miss, message=rerecord.for_command(miss.message, miss.fixture, where))
         return replace(miss, message=rerecord.for_test(miss.message, test))
 
     def _values(self, rec: Recording, components: dict[str, Any] | None) -> tuple[dict, dict] | None:

@@ -19,7 +19,8 @@ from ..errors import AttestError
 from ..fixtures import document as fx
 from ..fixtures.sequence import Marked, Step, sequence
 from .build import Report, replay_of
-from .summary import facts
+from .progress import counted
+from .summary import facts, limit_words
 
 STYLE = """
 :root { color-scheme: light dark; --line: #8884; --mark: #d97706; --bad: #dc2626; --good: #16a34a; }
@@ -200,8 +201,8 @@ def _policy(view: dict[str, Any]) -> tuple[str, str, str] | None:
     rows = [
         [
             escape(r["rule"]),
-            escape(str(r.get("limit"))),
-            escape(str(r.get("actual"))),
+            escape(limit_words(r.get("limit"))),
+            escape(limit_words(r.get("actual"))),
             f'<span class="{"passed" if r["status"] == "ok" else "failed"}">{escape(r["status"])}</span>',
         ]
         for r in verdict["rules"]
@@ -252,7 +253,7 @@ def _fixtures(report: Report, root: Path | None) -> tuple[str, str, str] | None:
         doc = _read(root, path)
         steps = sequence(doc) if doc else []
         inner = _path_list([Marked(s, "same") for s in steps]) if doc else "<p>Not readable here.</p>"
-        calls = f"{len(steps)} calls" if doc else "not found"
+        calls = counted(len(steps), "call") if doc else "not found"
         parts.append(
             f"<details><summary><code>{escape(fx.name_of(path))}</code> · {calls}</summary>{inner}</details>"
         )

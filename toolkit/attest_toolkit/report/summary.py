@@ -33,10 +33,15 @@ __all__ = [
     "changes_between_dirs",
     "facts",
     "fixture_changes",
+    "limit_words",
     "render",
     "render_verdict",
     "summary_line",
 ]
+
+
+# What the summary line opens with wherever a person reads it (a terminal, the comment, the job summary).
+LINE_PREFIX = "attest replay: "
 
 
 def summary_line(
@@ -86,7 +91,7 @@ def tool_counts(counts: Mapping[str, Any]) -> tuple[int, int]:
 
 def replay_line(counts: Mapping[str, Any], failed: int = 0) -> str:
     """`attest replay: 4 replayed · 0 live model calls · $0.00`, from a replay's counts."""
-    return "attest replay: " + summary_line(
+    return LINE_PREFIX + summary_line(
         counts["replayed"],
         counts["live"],
         counts["live_cost_usd"],
@@ -307,13 +312,14 @@ class Section:
 
 
 class Headline(Section):
-    """The summary line, the first line of every rendering (notes go right under it)."""
+    """The summary line, the first line of every rendering (notes go right under it); the JSON keeps
+    it bare, for programs."""
 
     def markdown(self) -> Part:
-        return Part([report_summary_line(self.report), ""])
+        return Part([LINE_PREFIX + report_summary_line(self.report), ""])
 
     def text(self) -> Part:
-        return Part([report_summary_line(self.report)])
+        return Part([LINE_PREFIX + report_summary_line(self.report)])
 
     def json(self) -> dict[str, Any]:
         return {"summary_line": report_summary_line(self.report)}
@@ -520,7 +526,7 @@ class PolicyRules(Section):
         result = {"ok": "ok", "blocked": "**blocked**", "not_evaluated": "**not evaluated**"}[r["status"]]
         detail = f" ({_cell(r['detail'])})" if r.get("detail") else ""
         return (
-            f"| {r['rule']} | {_code(r['scope'])} | {_fmt_limit(r['limit'])} | {_fmt_limit(r['actual'])} "
+            f"| {r['rule']} | {_code(r['scope'])} | {limit_words(r['limit'])} | {limit_words(r['actual'])} "
             f"| {result}{detail} | {_tests_cell(r['tests'])} |"
         )
 
@@ -666,7 +672,8 @@ def _blocking_rules(verdict: dict[str, Any]) -> str:
     return f" ({', '.join(names)})" if names else ""
 
 
-def _fmt_limit(value: Any) -> str:
+def limit_words(value: Any) -> str:
+    """A policy rule's limit or actual value as every rendering shows it (never Python's None/False)."""
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -840,8 +847,8 @@ def _verdict_cells(rule: dict[str, Any]) -> tuple[str, ...]:
     return (
         rule["rule"],
         rule["scope"],
-        _fmt_limit(rule["limit"]),
-        _fmt_limit(rule["actual"]),
+        limit_words(rule["limit"]),
+        limit_words(rule["actual"]),
         result,
         shown or "-",
     )
