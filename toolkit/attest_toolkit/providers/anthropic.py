@@ -60,5 +60,6 @@ PROVIDER = Provider(
     ),
     stream_end=(rb"^event: *message_stop",),
     error=error,
+    volatile_headers=("anthropic-ratelimit-*-remaining", "anthropic-ratelimit-*-reset"),  # the quota left
     clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
 )

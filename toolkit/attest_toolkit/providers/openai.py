@@ -57,6 +57,8 @@ def error(status: int, message: str) -> dict[str, Any]:
 
 
 _HEX50 = Shape(HEX, 50)
+# How long the call took and the quota it left (OpenAI's headers, also sent by the vendors that speak its API).
+VOLATILE_HEADERS = ("openai-processing-ms", "x-ratelimit-remaining-*", "x-ratelimit-reset-*")
 
 PROVIDER = Provider(
     name="openai",
@@ -108,6 +110,7 @@ PROVIDER = Provider(
         rb'"type" *: *"response\.(?:completed|incomplete|failed)"',  # the Responses API
     ),
     error=error,
+    volatile_headers=VOLATILE_HEADERS,
 )
 
 
@@ -133,5 +136,6 @@ def compatible(
         host_marks=(name,),
         usage=PROVIDER.usage,
         error=error,
+        volatile_headers=VOLATILE_HEADERS,
         clients=clients or OPENAI_CLIENTS,
     )
