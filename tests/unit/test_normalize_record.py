@@ -285,3 +285,27 @@ def test_a_response_templates_only_ids_and_timestamps_never_its_content():
         assert re.fullmatch(r"srvtoolu_\{\{id_\d+\}\}", stored["content"][0]["tool_use_id"])
         assert [stored["content"][0]["text"], stored["content"][1]["url"]] == [page, url]
         assert stored["content"][2] == reply["content"][2]
+
+
+def test_a_re_record_that_differs_only_in_values_that_change_per_call_leaves_the_file(tmp_path: Path) -> None:
+    from attest_toolkit.capture.run import unchanged
+
+    def recorded(date: str, remaining: str, limit: str = "150000000") -> dict[str, Any]:
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Date", date),
+            ("openai-processing-ms", remaining[-3:]),
+            ("x-ratelimit-remaining-tokens", remaining),
+            ("x-ratelimit-limit-tokens", limit),
+            ("x-request-id", "req_63ac5fede8c02f2c750f1f46b39b8bdb"),
+        ]
+        exchange = Exchange("POST", "/v1/chat/completions", "", b"{}", 200, headers, b"{}")
+        return fx.new_fixture(
+            "t", fx.new_source(["python", "agent.py"]), [Templater(NO_SECRETS).record(exchange)]
+        )
+
+    path = fx.write_fixture(
+        tmp_path / "t.attest.json", recorded("Tue, 04 Mar 2025 23:50:16 GMT", "149999981"), NO_SECRETS
+    )
+    assert unchanged(path, recorded("Fri, 04 Dec 2026 20:34:52 GMT", "149999976"))
+    assert not unchanged(path, recorded("Fri, 04 Dec 2026 20:34:52 GMT", "149999976", limit="30000"))
