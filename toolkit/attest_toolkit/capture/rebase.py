@@ -232,7 +232,7 @@ def written(rebaser: Rebaser, passed: bool, error: str | None = None) -> tuple[l
     if not passed and rebaser.refusal is None:
         made = len(rebaser.interactions)
         first = " first" if made < rebaser.recorded else ""
-        why = f" ({rebaser.secrets.redact(error)})" if error else ""
+        why = f" ({rebaser.templater.secrets.redact(error)})" if error else ""  # the keys it sent too
         return [
             f"attest rebase: {rebaser.name}: not rewritten: the test failed{first}{why}, after {made} of "
             f"{counted(rebaser.recorded, 'recorded call')}; {rebaser.shown} unchanged"

@@ -21,8 +21,9 @@ from ..providers import PROVIDERS
 
 # How the bytes travelled, not what was said: the engine frames (and never encodes) what it serves.
 TRANSPORT = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"})
+_REQUEST_IDS = ("*request-id", "*requestid")  # `*` is any run of characters
 # Values that change from call to call whatever the provider (HTTP's and its proxies' own); a provider
-# names its own such headers in the registry (`Provider.volatile_headers`). `*` is any run of characters.
+# names its own such headers in the registry (`Provider.volatile_headers`).
 _VOLATILE = (
     "date",
     "age",
@@ -36,9 +37,8 @@ _VOLATILE = (
     "traceparent",
     "x-cloud-trace-context",
     "x-envoy-upstream-service-time",
-    *("*request-id", "*requestid"),
+    *_REQUEST_IDS,
 )
-_REQUEST_IDS = ("*request-id", "*requestid")
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
