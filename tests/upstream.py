@@ -66,9 +66,11 @@ class FakeUpstream:
         if not self.replies:
             return web.json_response({"error": {"message": "fake upstream: no reply scripted"}}, status=500)
         reply = self.replies.pop(0)
+        # A fixture keeps the headers a provider sends: one name for this one, whatever aiohttp runs it.
+        headers = {"server": "fake-upstream", **reply.headers}
         if reply.events is None:
-            return web.Response(status=reply.status, body=reply.body, headers=reply.headers)
-        response = web.StreamResponse(status=reply.status, headers=reply.headers)
+            return web.Response(status=reply.status, body=reply.body, headers=headers)
+        response = web.StreamResponse(status=reply.status, headers=headers)
         await response.prepare(request)
         for i, event in enumerate(reply.events):
             if reply.drop_after is not None and i >= reply.drop_after:

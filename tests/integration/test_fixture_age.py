@@ -126,3 +126,24 @@ def test_the_comment_lists_replayed_fixtures_oldest_first_with_their_models(proj
         and "days ago) | `gpt-4o → gpt-4o-2024-08-06` |" in section[4]
     )
     assert section[5].startswith("| `new` | ")
+
+
+def test_the_report_names_the_model_bedrock_calls_name_in_their_path(project: Path):
+    """Converse and InvokeModel bodies do not name the model: Bedrock's path does (/model/{modelId}/...)."""
+    converse = {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]}
+    reply = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "Hi!"}]}},
+        "stopReason": "end_turn",
+    }
+    calls = [
+        exchange(converse, reply, path="/model/us.amazon.nova-pro-v1:0/converse"),
+        exchange(converse, reply, path="/model/anthropic.claude-3-5-haiku-20241022-v1:0/invoke"),
+    ]
+    write_fixture(project / "tests" / "attest" / "fixtures", "bedrock", calls, "bedrock")
+    path = "tests/attest/fixtures/bedrock.attest.json"
+    row = make_test("tests/test_c.py::test_bedrock", "passed", replay=replay_facts(2, fixtures=[path]))
+    report = build_report([row], egress=dict(ISOLATED))
+    assert report["summary"]["fixtures"][path]["models"] == [  # in the labels' alphabet (`:` as `_`)
+        "us.amazon.nova-pro-v1_0",
+        "anthropic.claude-3-5-haiku-20241022-v1_0",
+    ]

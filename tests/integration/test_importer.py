@@ -114,6 +114,32 @@ def test_compressed_binary_bodies_are_stored_as_readable_text(tmp_path: Path, en
     assert "content-encoding" not in reply["headers"]
 
 
+def test_an_import_keeps_the_cassettes_response_headers_but_cookies_and_keys(tmp_path: Path) -> None:
+    headers = {
+        "Content-Type": ["application/json"],
+        "Content-Length": ["123"],
+        "Connection": ["keep-alive"],
+        "x-request-id": ["req_63ac5fede8c02f2c750f1f46b39b8bdb"],
+        "openai-processing-ms": ["517"],
+        "x-ratelimit-remaining-tokens": ["149999981"],
+        "Set-Cookie": ["__cf_bm=EFUS91v3yF4QTsz8A1dTW1Pd; path=/; HttpOnly", "_cfuvid=AszuuBQ1hLwW; path=/"],
+        "X-Echoed-Key": [f"Bearer {PLANTED}"],
+    }
+    cassette = write_cassette(
+        tmp_path / "c.yaml",
+        interaction(chat_request({"role": "user", "content": "hi"}), chat_reply("Hi"), headers=headers),
+    )
+    result = import_cassettes([cassette], "headers", tmp_path, secrets=Secrets())
+
+    assert model(result.path)[0]["response"]["headers"] == {
+        "content-type": "application/json",
+        "x-request-id": "req_63ac5fede8c02f2c750f1f46b39b8bdb",  # as the cassette has it, as ids are
+        "openai-processing-ms": "517",
+        "x-ratelimit-remaining-tokens": "149999981",
+    }
+    assert PLANTED not in result.path.read_text()
+
+
 @needs_shared
 def test_real_gzip_cassettes_become_json_and_sse_text(tmp_path: Path) -> None:
     chat = import_cassettes([CASSETTES / "openai/chat_tools_chain_nonstream_gzip.yaml"], "chat", tmp_path)

@@ -109,6 +109,11 @@ def responses(path: Path) -> list[dict]:
     return [item["response"] for item in fx.model_interactions(fx.read_fixture(path))]
 
 
+def shown(path: Path) -> Path:
+    """A fixture's path as a line names it: relative to where pytest ran (the suite's directory)."""
+    return path.relative_to(path.parents[3])
+
+
 def response_texts(path: Path) -> list[str]:
     """Each response as the file's text holds it (checked to be in the file)."""
     text = path.read_text(encoding="utf-8")
@@ -191,7 +196,7 @@ def test_a_raised_max_tokens_is_rebased_without_a_key_and_then_replays_in_strict
     assert upstream_calls == 0
     lines = result.outlines
     assert (
-        f"attest rebase: hello: 1 of 1 call drifted; rewrote {path} (requests only, every response kept)"
+        f"attest rebase: hello: 1 of 1 call drifted; rewrote {shown(path)} (requests only, every response kept)"
         in lines
     )
     assert "  call  component  changed" in lines
@@ -217,7 +222,7 @@ def test_a_fixture_without_drift_is_left_byte_for_byte_under_the_egress_guard(op
     )  # it calls no provider
     result.assert_outcomes(passed=1)
     assert upstream_calls == 0
-    assert f"attest rebase: hello: no drift in 1 call; {path} unchanged" in result.outlines
+    assert f"attest rebase: hello: no drift in 1 call; {shown(path)} unchanged" in result.outlines
     assert path.read_bytes() == before
     assert path.stat().st_mtime_ns == stat.st_mtime_ns
 
@@ -269,9 +274,43 @@ def test_a_structural_change_is_refused_and_the_fixture_left_as_it_was(anthropic
     result, upstream_calls = rebase(anthropic_suite, monkeypatch)
     assert upstream_calls == 0
     assert (
-        f"attest rebase: weather: refused: the code made 1 model call, the fixture records 2; {path} unchanged"
-        in result.outlines
+        "attest rebase: weather: refused: the code made 1 model call, the fixture records 2; "
+        f"{shown(path)} unchanged" in result.outlines
     )
+    assert path.read_bytes() == before
+
+
+def test_a_test_that_failed_before_its_last_call_says_so_with_its_error(anthropic_suite, monkeypatch):
+    path = fixture_file(anthropic_suite.path, "weather")
+    before = path.read_bytes()
+    write_anthropic_agent(anthropic_suite, ["Weather in Paris?", "Be brief."])
+    anthropic_suite.makepyfile(
+        test_agent="""
+import agent
+
+def test_weather(attest_replay):
+    made = []
+    real = agent.client.messages.create
+
+    def create(**kwargs):  # the code breaks between its two calls
+        if made:
+            raise RuntimeError("the tool broke")
+        made.append(kwargs)
+        return real(**kwargs)
+
+    agent.client.messages.create = create
+    with attest_replay("weather"):
+        agent.run()
+"""
+    )
+    result, upstream_calls = rebase(anthropic_suite, monkeypatch)
+    result.assert_outcomes(failed=1)
+    assert upstream_calls == 0
+    assert (
+        "attest rebase: weather: not rewritten: the test failed first (RuntimeError: the tool broke), after 1 "
+        "of 2 recorded calls; tests/attest/fixtures/weather.attest.json unchanged"
+    ) in result.outlines
+    assert "refused" not in result.stdout.str()
     assert path.read_bytes() == before
 
 
@@ -284,7 +323,7 @@ def test_a_request_that_no_longer_answers_the_recorded_tool_call_is_refused(anth
     assert upstream_calls == 0
     assert (
         "attest rebase: weather: refused: call 2: answers other tool calls than its recording did; "
-        f"{path} unchanged"
+        f"{shown(path)} unchanged"
     ) in result.outlines
     assert path.read_bytes() == before
 
@@ -308,7 +347,7 @@ def ask(content):
     refused = [line for line in result.outlines if line.startswith("attest rebase: hello: refused:")]
     assert refused == [
         'attest rebase: hello: refused: call 1: endpoint changed ("POST /v1/chat/completions"→"POST '
-        f'/v1/responses"); {path} unchanged'
+        f'/v1/responses"); {shown(path)} unchanged'
     ]
     assert path.read_bytes() == before
 

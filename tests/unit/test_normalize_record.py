@@ -94,16 +94,29 @@ def test_a_recorded_run_is_a_valid_fixture_without_raw_ids(name: str, tmp_path: 
 
 
 @needs_shared
-def test_only_the_headers_that_matter_for_replay_are_kept() -> None:
-    stored = record_run("anthropic/messages_tool_use_stream_gzip")[0]
-    headers = stored["response"]["headers"]
-    assert set(headers) == {"content-type", "request-id"}
-    assert headers["content-type"] == "text/event-stream; charset=utf-8"
-    assert re.fullmatch(r"req_\{\{id_[0-9]+\}\}", headers["request-id"])
-    raw_names = {
-        name.lower() for name, _ in exchanges("anthropic/messages_tool_use_stream_gzip")[0].response_headers
-    }
-    assert {"content-encoding", "date", "cf-ray"} <= raw_names
+def test_every_header_the_provider_sent_is_kept_but_the_transports_and_cookies() -> None:
+    raw = exchanges("anthropic/messages_tool_use_stream_gzip")[0].response_headers
+    stored = record_run("anthropic/messages_tool_use_stream_gzip")[0]["response"]["headers"]
+    dropped = {"connection", "content-encoding", "transfer-encoding", "set-cookie"}
+    assert list(stored) == [name.lower() for name, _ in raw if name.lower() not in dropped]
+    assert stored["content-type"] == "text/event-stream; charset=utf-8"
+    assert stored["anthropic-ratelimit-tokens-remaining"] == "4800000"
+    assert stored["date"] == "Sun, 05 Apr 2026 10:23:56 GMT"
+    assert re.fullmatch(r"req_\{\{id_[0-9]+\}\}", stored["request-id"])  # templated as ids in bodies are
+
+
+def test_a_header_that_holds_a_key_or_sets_a_cookie_is_dropped() -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3
+    headers = [
+        ("Content-Type", "application/json"),
+        ("X-Echoed", f"Bearer {key}"),
+        ("X-Api-Key", "anything"),
+        ("Set-Cookie", "__cf_bm=abc; path=/"),
+        ("X-Ratelimit-Remaining-Tokens", "149999981"),
+    ]
+    exchange = Exchange("POST", "/v1/chat/completions", "", b"{}", 200, headers, b"{}")
+    stored = Templater(NO_SECRETS).record(exchange)["response"]["headers"]
+    assert stored == {"content-type": "application/json", "x-ratelimit-remaining-tokens": "149999981"}
 
 
 def test_tool_result_contents_are_stored_literally() -> None:
@@ -153,7 +166,7 @@ def test_secrets_are_redacted_everywhere_they_travel() -> None:
     assert env_value not in json.dumps(stored)
     assert stored["query"] == f"trace={REDACTED}"
     assert stored["request"]["json"]["api_key"] == REDACTED
-    assert stored["response"]["headers"] == {"content-type": "application/json", "x-request-id": REDACTED}
+    assert stored["response"]["headers"] == {"content-type": "application/json"}  # the id held the value
     assert fx.find_credential(stored, secrets) is None
 
 
@@ -272,3 +285,27 @@ def test_a_response_templates_only_ids_and_timestamps_never_its_content():
         assert re.fullmatch(r"srvtoolu_\{\{id_\d+\}\}", stored["content"][0]["tool_use_id"])
         assert [stored["content"][0]["text"], stored["content"][1]["url"]] == [page, url]
         assert stored["content"][2] == reply["content"][2]
+
+
+def test_a_re_record_that_differs_only_in_values_that_change_per_call_leaves_the_file(tmp_path: Path) -> None:
+    from attest_toolkit.capture.run import unchanged
+
+    def recorded(date: str, remaining: str, limit: str = "150000000") -> dict[str, Any]:
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Date", date),
+            ("openai-processing-ms", remaining[-3:]),
+            ("x-ratelimit-remaining-tokens", remaining),
+            ("x-ratelimit-limit-tokens", limit),
+            ("x-request-id", "req_63ac5fede8c02f2c750f1f46b39b8bdb"),
+        ]
+        exchange = Exchange("POST", "/v1/chat/completions", "", b"{}", 200, headers, b"{}")
+        return fx.new_fixture(
+            "t", fx.new_source(["python", "agent.py"]), [Templater(NO_SECRETS).record(exchange)]
+        )
+
+    path = fx.write_fixture(
+        tmp_path / "t.attest.json", recorded("Tue, 04 Mar 2025 23:50:16 GMT", "149999981"), NO_SECRETS
+    )
+    assert unchanged(path, recorded("Fri, 04 Dec 2026 20:34:52 GMT", "149999976"))
+    assert not unchanged(path, recorded("Fri, 04 Dec 2026 20:34:52 GMT", "149999976", limit="30000"))

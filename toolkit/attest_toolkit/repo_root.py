@@ -43,3 +43,14 @@ def relative_to_root(path: str | Path, root: Path) -> str:
     path = Path(path)
     where = Path(os.path.realpath(path.parent)) / path.name
     return Path(os.path.relpath(where, os.path.realpath(root))).as_posix()
+
+
+def cwd_relative(path: Path) -> Path:
+    """`path` as a line shows it: relative to the working directory when it lies below it (a
+    machine's absolute path says nothing to whoever reads the output elsewhere), else as it is."""
+    if not path.is_absolute():
+        return path
+    try:
+        return Path(os.path.realpath(path)).relative_to(os.path.realpath(Path.cwd()))
+    except ValueError:
+        return path

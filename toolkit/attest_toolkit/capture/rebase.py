@@ -34,6 +34,7 @@ from ..proxy.background import BackgroundServer
 from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..replay.diagnose import Miss, MissKind, escape, what_of
 from ..replay.index import Recording
+from ..repo_root import cwd_relative
 from ..report.progress import counted
 from .only_misses import ReplayFirst
 from .proxy import header_credentials, offline_env
@@ -95,6 +96,11 @@ class Rebaser:
     @property
     def recorded(self) -> int:
         return len(self.base.session.recordings)
+
+    @property
+    def shown(self) -> Path:
+        """The fixture's path as the lines name it."""
+        return cwd_relative(self.path)
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
@@ -198,18 +204,18 @@ def table(drifts: Sequence[Drift]) -> list[str]:
 def conclude(rebaser: Rebaser) -> list[str]:
     """Rewrite the fixture when the run drifted but kept its structure; the lines that say what
     happened. A structural change raises Refused, and the file stays byte for byte."""
-    path, name = rebaser.path, rebaser.name
+    path, name, shown = rebaser.path, rebaser.name, rebaser.shown
     problem = rebaser.problem()
     if problem is None and not rebaser.drifts:
-        return [f"attest rebase: {name}: no drift in {counted(rebaser.recorded, 'call')}; {path} unchanged"]
+        return [f"attest rebase: {name}: no drift in {counted(rebaser.recorded, 'call')}; {shown} unchanged"]
     with locked(path):
         if problem is None and not rebaser.base.still_on_disk():
             problem = "the fixture changed while the rebase ran"
         if problem is not None:
-            raise Refused(f"attest rebase: {name}: refused: {problem}; {path} unchanged")
+            raise Refused(f"attest rebase: {name}: refused: {problem}; {shown} unchanged")
         write_fixture(path, rebaser.rebased(), Secrets.of([*rebaser.secrets.values, *rebaser.credentials]))
     drifted = len({d.call for d in rebaser.drifts})
-    head = f"attest rebase: {name}: {drifted} of {counted(rebaser.recorded, 'call')} drifted; rewrote {path}"
+    head = f"attest rebase: {name}: {drifted} of {counted(rebaser.recorded, 'call')} drifted; rewrote {shown}"
     return [f"{head} (requests only, every response kept)", *table(rebaser.drifts)]
 
 
@@ -219,11 +225,18 @@ class Refused(AttestError):
     exit_code = EXIT_REFUSED
 
 
-def written(rebaser: Rebaser, passed: bool) -> tuple[list[str], str | None]:
+def written(rebaser: Rebaser, passed: bool, error: str | None = None) -> tuple[list[str], str | None]:
     """After a pytest block: the lines to show, and the failure if the fixture could not be written.
-    A refusal is shown, not a failure: the replay's own miss (if any) already failed the test."""
-    if not passed and rebaser.problem() is None:
-        return [f"attest rebase: {rebaser.path}: not rewritten, the test did not pass"], None
+    A refusal is shown, not a failure: the replay's own miss (if any) already failed the test. A test
+    that failed otherwise failed first (`error`, what it failed with): its fewer calls are no refusal."""
+    if not passed and rebaser.refusal is None:
+        made = len(rebaser.interactions)
+        first = " first" if made < rebaser.recorded else ""
+        why = f" ({rebaser.templater.secrets.redact(error)})" if error else ""  # the keys it sent too
+        return [
+            f"attest rebase: {rebaser.name}: not rewritten: the test failed{first}{why}, after {made} of "
+            f"{counted(rebaser.recorded, 'recorded call')}; {rebaser.shown} unchanged"
+        ], None
     try:
         return conclude(rebaser), None
     except Refused as exc:

@@ -22,12 +22,14 @@ from ..fixtures.document import (
     Fixture,
     fixture_path,
     locked,
+    model_interactions,
     new_fixture,
     new_source,
     plain_interactions,
     read_fixture,
     write_fixture,
 )
+from ..normalize.headers import steady
 from ..proxy.env import CREDENTIAL_VARS
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
@@ -126,8 +128,9 @@ _STAMPS = ("recorded_at", "toolkit_version")
 
 
 def unchanged(path: Path, doc: Fixture) -> bool:
-    """True when `path` already holds `doc` but for when and by which version it was recorded, so a
-    scheduled refresh that found nothing new leaves the file byte for byte (and opens no pull request)."""
+    """True when `path` already holds `doc` but for when and by which version it was recorded and the
+    header values that change from call to call (a date, a timing), so a scheduled refresh that found
+    nothing new leaves the file byte for byte (and opens no pull request)."""
     try:
         old = read_fixture(path, Secrets.of([]))
     except AttestError:  # missing or unreadable: write the new one
@@ -135,7 +138,8 @@ def unchanged(path: Path, doc: Fixture) -> bool:
 
     def content(fixture: Fixture) -> Fixture:
         source = {k: v for k, v in fixture["source"].items() if k not in _STAMPS}
-        return {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source}
+        channels = {**fixture["channels"], "model": [steady(i) for i in model_interactions(fixture)]}
+        return {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source, "channels": channels}
 
     return content(old) == content(doc)
 

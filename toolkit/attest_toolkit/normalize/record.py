@@ -11,18 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..credentials.scan import Secrets
-from ..providers import PROVIDERS, provider_for
+from ..providers import provider_for
 from . import eventstream
 from .body import Body, parse_body, redact_encoded, redact_query
 from .decompose import request_key
+from .headers import kept
 from .streams import redact_streamed_secrets
 from .timestamps import Timestamps
 from .volatile import Numbering
 from .walk import Walker
 
-# Response headers that matter for replay, and whether their value is templated. The rest (dates,
-# cookies, encodings, lengths, rate limits) would only make the fixture noisy or wrong.
-KEPT_HEADERS = {"content-type": False, "request-id": True, "x-request-id": True}
 # Top-level request keys under which tool results travel (chat and Anthropic messages, responses input).
 _CONVERSATION_KEYS = ("messages", "input")
 
@@ -95,7 +93,7 @@ class Templater:
         interaction["hashes"] = hashes
         interaction["response"] = {
             "status": exchange.status,
-            "headers": self._headers(exchange.response_headers, provider),
+            "headers": self._headers(exchange.response_headers),
             "body": body,
         }
         return interaction
@@ -135,14 +133,6 @@ class Templater:
         text = self._walker.redact(text)
         return text if self._verbatim else self._timestamps.text(self._numbering.apply_quoted(text))
 
-    def _headers(self, headers: list[tuple[str, str]], provider: str) -> dict[str, str]:
-        found = PROVIDERS.get(provider)
-        own = found.kept_headers if found is not None else ()
-        kept: dict[str, str] = {}
-        for name, value in headers:
-            lowered = name.lower()
-            if (lowered in KEPT_HEADERS or lowered in own) and lowered not in kept:
-                value = self._walker.redact(value)
-                templated = KEPT_HEADERS.get(lowered) and not self._verbatim
-                kept[lowered] = self._numbering.apply_value(value) if templated else value
-        return kept
+    def _headers(self, headers: list[tuple[str, str]]) -> dict[str, str]:
+        template = None if self._verbatim else self._numbering.apply_value
+        return kept(headers, self.secrets, template)

@@ -64,5 +64,6 @@ PROVIDER = Provider(
     stream_end=(rb"^event: *message_stop",),
     output_limits=("max_tokens",),
     error=error,
+    volatile_headers=("anthropic-ratelimit-*-remaining", "anthropic-ratelimit-*-reset"),  # the quota left
     clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
 )

@@ -33,5 +33,6 @@ PROVIDER = Provider(
     ids=openai.PROVIDER.ids,
     usage=openai.PROVIDER.usage,
     error=openai.error,
+    volatile_headers=openai.VOLATILE_HEADERS,
     clients={"pytest": "AzureOpenAI()", "vitest": "new AzureOpenAI()"},
 )

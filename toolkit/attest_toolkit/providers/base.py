@@ -117,9 +117,10 @@ class Provider:
     output_limits: tuple[str, ...] = ()
     error: ErrorBody | None = None  # the body of an error the proxy answers with itself
     error_headers: ErrorHeaders | None = None  # and the headers its SDK reads the error's kind from
-    kept_headers: tuple[
-        str, ...
-    ] = ()  # response headers a fixture keeps besides content-type and request ids
+    # Its exceptions to a fixture keeping each response header as sent: its own headers whose value
+    # changes from call to call (timings, quota left), kept but not compared when a re-record is (see
+    # normalize.headers; `*` is any run of characters).
+    volatile_headers: tuple[str, ...] = ()
     # Besides key_var, the variables an SDK needs before it sends anything (AWS's secret key): replay sets
     # them to the same placeholder as the key when the engine has no key.
     placeholder_vars: tuple[str, ...] = ()

@@ -205,7 +205,8 @@ PROVIDER = Provider(
     output_limits=("inferenceConfig.maxTokens", "inferenceConfig.max_new_tokens", "max_tokens"),
     error=error,
     error_headers=error_headers,
-    kept_headers=("x-amzn-errortype",),
+    # InvokeModel's token counts (`x-amzn-bedrock-input-token-count`, ...) are the call's own: kept.
+    volatile_headers=("x-amzn-bedrock-invocation-latency",),
     reply_parts=reply_parts,
     signer=SigV4Signer,
     clients={"pytest": 'boto3.client("bedrock-runtime")', "vitest": "new BedrockRuntimeClient()"},

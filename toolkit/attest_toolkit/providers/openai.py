@@ -58,6 +58,8 @@ def error(status: int, message: str) -> dict[str, Any]:
 
 
 _HEX50 = Shape(HEX, 50)
+# How long the call took and the quota it left (OpenAI's headers, also sent by the vendors that speak its API).
+VOLATILE_HEADERS = ("openai-processing-ms", "x-ratelimit-remaining-*", "x-ratelimit-reset-*")
 
 PROVIDER = Provider(
     name="openai",
@@ -110,6 +112,7 @@ PROVIDER = Provider(
     ),
     output_limits=("max_tokens", "max_completion_tokens", "max_output_tokens"),  # chat, Responses
     error=error,
+    volatile_headers=VOLATILE_HEADERS,
 )
 
 
@@ -135,5 +138,6 @@ def compatible(
         host_marks=(name,),
         usage=PROVIDER.usage,
         error=error,
+        volatile_headers=VOLATILE_HEADERS,
         clients=clients or OPENAI_CLIENTS,
     )

@@ -272,7 +272,7 @@ class AttestPlugin:
         if self.show_diff and "miss" in facts:
             self.show_last_miss(report, replays, facts["miss"]["fixture"])
         if item.stash.get(RECORDINGS, None):
-            self.write_recordings(item, report)
+            self.write_recordings(item, report, failure_of(call))
 
     @staticmethod
     def show_last_miss(report: pytest.TestReport, replays: list[dict[str, Any]], name: str) -> None:
@@ -285,13 +285,14 @@ class AttestPlugin:
         if shown:
             report.sections.append(("attest diff: recorded | sent", shown))
 
-    def write_recordings(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """Write what the test's blocks recorded, only if it passed; a write that fails fails the test."""
+    def write_recordings(self, item: pytest.Item, report: pytest.TestReport, error: str | None) -> None:
+        """Write what the test's blocks recorded, only if it passed; a write that fails fails the test.
+        `error`: what the test failed with, if it did."""
         from .record_front import write
 
         lines: list[str] = []
         for handle, recorder in item.stash.get(RECORDINGS, []):
-            shown, problem = write(recorder, handle.name, handle.path, item.nodeid, report.passed)
+            shown, problem = write(recorder, handle.name, handle.path, item.nodeid, report.passed, error)
             lines += shown
             if problem is not None:
                 self.fail(report, problem)
@@ -474,3 +475,15 @@ class AttestPlugin:
 
 
 PLUGIN = pytest.StashKey[AttestPlugin]()
+
+
+_ERROR_WIDTH = 200  # a line of the terminal, not the traceback pytest prints anyway
+
+
+def failure_of(call: pytest.CallInfo) -> str | None:
+    """What a test failed with, on one line (`RuntimeError: the tool broke`), or None if it did not."""
+    if call.excinfo is None:
+        return None
+    first = next(iter(str(call.excinfo.value).splitlines()), "").strip()
+    text = f"{call.excinfo.typename}: {first}" if first else call.excinfo.typename
+    return text if len(text) <= _ERROR_WIDTH else text[: _ERROR_WIDTH - 3] + "..."

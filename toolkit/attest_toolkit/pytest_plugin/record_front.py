@@ -132,11 +132,12 @@ def summary_of(app: RecordingApp | Rebaser, mode: str) -> dict[str, Any]:
 
 
 def write(
-    app: RecordingApp | Rebaser, name: str, path: Path, nodeid: str, passed: bool
+    app: RecordingApp | Rebaser, name: str, path: Path, nodeid: str, passed: bool, error: str | None = None
 ) -> tuple[list[str], str | None]:
-    """Write a block's fixture when its test passed: (the lines to show, the failure if writing failed)."""
+    """Write a block's fixture when its test passed: (the lines to show, the failure if writing failed).
+    `error`: what the test failed with, if it did."""
     if isinstance(app, Rebaser):
-        return written(app, passed)
+        return written(app, passed, error)
     stream = app.progress.stream
     if not passed:
         return [f"attest record: {path}: not written, the test did not pass"], None

@@ -14,14 +14,12 @@ from pathlib import Path
 from ..credentials.scan import Secrets
 from ..fixtures import document as fx
 from ..normalize import body_bytes, describe_components, eventstream, key_of, upload_parts
+from ..normalize.headers import TRANSPORT
 from ..normalize.rules import Rule, parse_ignore
 from ..normalize.served import Sent, Served
 from ..providers import model_of
 from ..tools.declare import check_declared
 from ..tools.match import ToolRecording, load_recording
-
-# Headers the engine sets itself when serving a body.
-_HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 
 
 @dataclass(frozen=True)
@@ -147,7 +145,7 @@ def _recording(name: str, item: dict, served: Served, secrets: Secrets) -> Recor
     headers = tuple(
         (k, served.serve(v))
         for k, v in (response.get("headers") or {}).items()
-        if k.lower() not in _HOP_HEADERS
+        if k.lower() not in TRANSPORT  # the engine frames the body itself
     )
     status = response["status"]
     return Recording(
