@@ -42,10 +42,7 @@ from typing import Any
 
 import pytest
 
-from ..fixtures.document import DEFAULT_DIR, fixture_path
-from ..fixtures.importer import layout_name
-from ..guard import is_blocked_host
-from . import PLUGIN, RECORDINGS, AttestPlugin, ReplayHandle, or_fail
+from . import PLUGIN, AttestPlugin
 
 RECORDING = "recording"  # pytest-recording's plugin name
 PYTEST_VCR = "vcr"  # pytest-vcr's, which has a `vcr` fixture and marker of its own
@@ -146,22 +143,6 @@ def merged(config: dict[str, Any], markers: list[pytest.Mark]) -> dict[str, Any]
     return result
 
 
-class VcrHandle(ReplayHandle):
-    """The replay of a vcr-marked test: its own fixture plus the extra cassettes' fixtures that exist.
-    It records only its own fixture, and only when the test made a call."""
-
-    extra: list[Path]
-
-    def fixtures(self) -> list[Path]:
-        return [p for p in (self.path, *self.extra) if p.exists()]
-
-    def _stop_recording(self, recorder: Any) -> None:
-        super()._stop_recording(recorder)
-        # Nothing went live, model call or plain HTTP: nothing to write, as vcrpy saves no cassette.
-        if not recorder.interactions and not getattr(recorder, "plain", None):
-            self.item.stash[RECORDINGS].pop()
-
-
 class VcrCompat:
     """The vcr marker's fixtures, and what the run says about vcr_config keys."""
 
@@ -215,6 +196,9 @@ class VcrCompat:
         attest = self.attest
         if attest.mode == "off":
             return
+        from .handle import or_fail  # the replay's modules load with the first marked test
+        from .vcr_handle import VcrHandle
+
         handle = or_fail(lambda: VcrHandle(attest, item, self.name_of(cassette), attest.mode, None, None))
         handle.extra = [self.fixture_of(p) for p in extra]
         handle.ignored_hosts = frozenset(map(str, settings.get("ignore_hosts") or ()))
@@ -224,6 +208,8 @@ class VcrCompat:
 
     def name_of(self, cassette: Path) -> str:
         """The fixture name of a cassette path, from where it lies under the project."""
+        from ..fixtures.importer import layout_name
+
         try:
             relative: PurePath = cassette.resolve().relative_to(self.rootpath.resolve())
         except ValueError:
@@ -231,6 +217,8 @@ class VcrCompat:
         return layout_name(relative)
 
     def fixture_of(self, cassette: Path) -> Path:
+        from ..fixtures.document import DEFAULT_DIR, fixture_path
+
         path = fixture_path(self.name_of(cassette), DEFAULT_DIR)
         return path if path.is_absolute() else self.rootpath / path
 
@@ -265,6 +253,8 @@ class VcrCompat:
         if key in NO_EFFECT or key == "ignore_localhost":
             return None
         if key == "ignore_hosts":
+            from ..guard import is_blocked_host
+
             providers = [h for h in value or () if is_blocked_host(str(h))]
             return (
                 f"names provider hosts ({', '.join(providers)}), which attest replays" if providers else None
