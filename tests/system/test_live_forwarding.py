@@ -155,3 +155,15 @@ def test_an_upstream_without_a_scheme_is_a_usage_error_before_the_agent_runs(tmp
         "'127.0.0.1:8765': write http://127.0.0.1:8765 or https://127.0.0.1:8765"
     ]
     assert not ran.exists()
+
+
+@pytest.mark.parametrize("record", [None, "--attest-record=once"])
+def test_under_pytest_an_upstream_without_a_scheme_is_one_line_before_any_test(suite, monkeypatch, record):
+    monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", "127.0.0.1:8765")
+    result = suite.runpytest_subprocess(*([record] if record else []), "-p", "no:randomly", timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ATTEST_OPENAI_UPSTREAM must be a URL starting with http:// or https://, not "
+        "'127.0.0.1:8765': write http://127.0.0.1:8765 or https://127.0.0.1:8765"
+    ]
+    assert "test_hello" not in result.stdout.str()

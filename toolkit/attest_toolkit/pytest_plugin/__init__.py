@@ -114,6 +114,19 @@ class AttestPlugin:
         self.front_env: dict[str, str] = {}  # the variables pointing at the front
         self.recorded_lines: list[str] = []
         self._policy_ignore: tuple[str, ...] | None = None
+        if any(k.startswith("ATTEST_") and k.endswith("_UPSTREAM") for k in os.environ):
+            self.check_upstreams()
+
+    @staticmethod
+    def check_upstreams() -> None:
+        """A bad ATTEST_*_UPSTREAM is one line before any test runs, not an engine or a front that dies
+        starting; the provider registry that names them is loaded only when one is set."""
+        from ..proxy.env import check_upstreams
+
+        try:
+            check_upstreams(os.environ)
+        except AttestError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def ignore_rules(self, item: pytest.Item) -> list[str]:
         """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
