@@ -31,6 +31,7 @@ listeners), `ignore_hosts` unless it names a provider host, and `match_on` when 
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import re
@@ -72,7 +73,14 @@ def recording_loads(pluginmanager: pytest.PytestPluginManager) -> bool:
         return True
     if pluginmanager.is_blocked(RECORDING) or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return False
-    return any(ep.name == RECORDING for ep in importlib.metadata.entry_points(group="pytest11"))
+    return RECORDING in _installed_plugins()
+
+
+@functools.cache
+def _installed_plugins() -> frozenset[str]:
+    """The pytest plugins installed (their entry points): read once, since each reading scans every
+    installed distribution and three hooks ask at every pytest start."""
+    return frozenset(ep.name for ep in importlib.metadata.entry_points(group="pytest11"))
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
