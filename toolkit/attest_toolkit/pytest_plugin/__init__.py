@@ -33,8 +33,6 @@ from .stash import HANDLES, RECORDINGS, REPLAYS
 
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
-# The command-line options, and pytest-recording's vcr marker on attest.
-pytest_plugins = ["attest_toolkit.pytest_plugin.options", "attest_toolkit.pytest_plugin.vcr"]
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
     from ..replay.client import EngineProcess
@@ -44,6 +42,14 @@ if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run
 
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The command-line options, and pytest-recording's vcr marker on attest: plugins of their own
+    (they read this module's), imported by name here rather than named in `pytest_plugins`, for which
+    pytest first looks each name up among every installed distribution's entry points, at every start."""
+    for name in ("options", "vcr"):
+        pluginmanager.import_plugin(f"{__name__}.{name}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
