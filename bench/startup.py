@@ -4,9 +4,11 @@ handshake (`attest-engine replay --serve --name N` from spawn to its {"env"} lin
 Floors, in the same run: a bare `python -c pass`, and `python -c "import aiohttp"` (the library the
 engine's start used to wait for; it now imports it when a request first needs it).
 
-What every user pays, replay or not: a one-test pytest run in a project as `attest init` leaves it (a
+What every user pays, replay or not: the CPU time (user and system, steadier than wall time on a loaded
+machine) of a one-test pytest run in a project as `attest init` leaves it (a
 fixtures directory, no test replaying) with attest's plugin against the same run without it, both with
-plugin autoloading off so the plugin is the only difference, and again with this environment's plugins
+plugin autoloading off and one plugin named in PYTEST_PLUGINS (attest's, or one with no hooks), so the
+plugin is the only difference, and again with this environment's plugins
 against `-p no:attest`; and `attest --help` / `attest --version` to their exit against `python -c pass`
 and `python -c "import typer"` (what the command line is built on).
 
@@ -17,11 +19,13 @@ aiohttp's is in site-packages, and the package's own is compiled first here (com
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from common import (
@@ -82,25 +86,39 @@ def until_exit(argv: list[str], cwd: Path | None = None, **env: str) -> float:
     return time.perf_counter() - start
 
 
+def cpu_until_exit(argv: list[str], cwd: Path | None = None, **env: str) -> float:
+    """The CPU seconds (user and system) the process spent: what it costs, whatever else loads the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    until_exit(argv, cwd, **env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def newcomer_project(workdir: Path) -> Path:
     """A project as `attest init` leaves it, with one test that does not replay."""
     project = workdir / "project"
     (project / "tests" / "attest" / "fixtures").mkdir(parents=True, exist_ok=True)
     (project / "tests" / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
+    (project / "no_plugin.py").write_text('"""A plugin with no hooks, the baseline\'s."""\n')
     return project
 
 
 def pytest_cases(project: Path) -> dict[str, Callable[[], float]]:
     pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    # Autoloading off, and one plugin named in PYTEST_PLUGINS: attest's, or one with no hooks (pytest
+    # looks a named plugin up among the installed entry points first, the same lookup for both).
     alone = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return {
-        "pytest+attest": lambda: until_exit(
-            [*pytest_argv, "-p", "attest_toolkit.pytest_plugin"], project, **alone
-        ),
-        "pytest": lambda: until_exit(pytest_argv, project, **alone),
-        "pytest+all": lambda: until_exit(pytest_argv, project),
-        "pytest+all-attest": lambda: until_exit([*pytest_argv, "-p", "no:attest"], project),
+    runs: dict[str, tuple[list[str], dict[str, str]]] = {
+        "pytest+attest": (pytest_argv, {**alone, "PYTEST_PLUGINS": "attest_toolkit.pytest_plugin"}),
+        "pytest": (pytest_argv, {**alone, "PYTEST_PLUGINS": "no_plugin"}),
+        "pytest+all": (pytest_argv, {}),
+        "pytest+all-attest": ([*pytest_argv, "-p", "no:attest"], {}),
     }
+    # A first run writes pytest's assertion-rewritten bytecode of the plugins' modules, as a user's first
+    # run does; without it (PYTHONDONTWRITEBYTECODE) every run would rewrite and compile them again.
+    for argv, env in runs.values():
+        until_exit(argv, project, **env, PYTHONDONTWRITEBYTECODE="")
+    return {name: partial(cpu_until_exit, argv, project, **env) for name, (argv, env) in runs.items()}
 
 
 def cli_cases() -> dict[str, Callable[[], float]]:
@@ -190,8 +208,8 @@ def plugin_rows(t: dict[str, float]) -> list[Row]:
     return [
         Row(
             "startup",
-            "a one-test pytest run, no test replaying (a fixtures directory as `attest init` leaves it), "
-            "with the plugin vs without it (plugin autoloading off for both)",
+            "CPU time of a one-test pytest run, no test replaying (a fixtures directory as `attest init` "
+            "leaves it), with the plugin vs a plugin with no hooks (plugin autoloading off for both)",
             ms(t["pytest+attest"]),
             ms(t["pytest"]),
             ratio(t["pytest+attest"], t["pytest"]),
@@ -200,7 +218,7 @@ def plugin_rows(t: dict[str, float]) -> list[Row]:
         ),
         Row(
             "startup",
-            "the same run with this environment's pytest plugins vs `-p no:attest`",
+            "CPU time of the same run with this environment's pytest plugins vs `-p no:attest`",
             ms(t["pytest+all"]),
             ms(t["pytest+all-attest"]),
             ratio(t["pytest+all"], t["pytest+all-attest"]),
