@@ -137,3 +137,33 @@ def test_a_deadline_that_is_not_a_number_of_seconds_is_a_usage_error(tmp_path, v
     done = run_attest(*replay_argv(str(path), "true"), env=replay_env(**{var: "soon"}), cwd=tmp_path)
     assert done.returncode == 3
     assert done.stderr.splitlines() == [f"attest: {var} must be a number of seconds above 0, not 'soon'"]
+
+
+@pytest.mark.parametrize("command", ["replay", "capture"])
+def test_an_upstream_without_a_scheme_is_a_usage_error_before_the_agent_runs(tmp_path, command):
+    path = write_fixture(tmp_path / "fixtures", "hello", [exchange(chat_request(), chat_response())])
+    ran = tmp_path / "the-agent-ran"
+    agent = [sys.executable, "-c", f"open({str(ran)!r}, 'w').close()"]
+    if command == "replay":
+        argv = replay_argv(str(path), *agent)
+    else:
+        argv = ["capture", "--name", "new", "--fixtures-dir", str(path.parent), "--", *agent]
+    done = run_attest(*argv, env=replay_env(ATTEST_OPENAI_UPSTREAM="127.0.0.1:8765"), cwd=tmp_path)
+    assert done.returncode == 3
+    assert done.stderr.splitlines() == [
+        "attest: ATTEST_OPENAI_UPSTREAM must be a URL starting with http:// or https://, not "
+        "'127.0.0.1:8765': write http://127.0.0.1:8765 or https://127.0.0.1:8765"
+    ]
+    assert not ran.exists()
+
+
+@pytest.mark.parametrize("record", [None, "--attest-record=once"])
+def test_under_pytest_an_upstream_without_a_scheme_is_one_line_before_any_test(suite, monkeypatch, record):
+    monkeypatch.setenv("ATTEST_OPENAI_UPSTREAM", "127.0.0.1:8765")
+    result = suite.runpytest_subprocess(*([record] if record else []), "-p", "no:randomly", timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ATTEST_OPENAI_UPSTREAM must be a URL starting with http:// or https://, not "
+        "'127.0.0.1:8765': write http://127.0.0.1:8765 or https://127.0.0.1:8765"
+    ]
+    assert "test_hello" not in result.stdout.str()

@@ -30,7 +30,7 @@ from ..fixtures.document import (
     write_fixture,
 )
 from ..normalize.headers import steady
-from ..proxy.env import CREDENTIAL_VARS
+from ..proxy.env import CREDENTIAL_VARS, check_upstreams
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
 from .only_misses import ReplayFirst
@@ -115,6 +115,7 @@ def capture(
     path = fixture_path(name, fixtures_dir)
     env = dict(os.environ if env is None else env)
     declared = parse_tools(tools, env)
+    check_upstreams(env)
     secrets = capture_secrets(env, cwd)
     base = ReplayFirst(path, secrets) if only_misses else None
     with RecordingProxy(secrets, env, progress, declared, base) as proxy:

@@ -24,7 +24,7 @@ from ..forge.step import StepFailed
 from ..forge.verdict import GateInputs, gate_step, policy_step
 from ..github.commands import ActionsStep, read_env_file, read_path_file
 from ..github.publish import PublishOptions, publish_step
-from ..replay.session import Mode
+from ..replay.modes import Mode
 from ..report.policy import DEFAULT_PATHS
 from .command import command_group
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import UsageError
+from ..replay.modes import MATCHES
 from ..replay.repeat import divergence
 from ..replay.runner import (
     EXIT_DIVERGED,
@@ -18,7 +19,6 @@ from ..replay.runner import (
     resolve_mode,
     run_command,
 )
-from ..replay.session import MATCHES
 
 NAME = typer.Option(
     [],

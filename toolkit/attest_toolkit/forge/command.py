@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import AttestError, UsageError
-from ..replay.session import Mode
+from ..replay.modes import Mode
 from ..sandbox import run_isolated
 from ..sandbox.strategy import boot_argv
 from .step import Step, StepFailed

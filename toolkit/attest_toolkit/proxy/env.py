@@ -9,7 +9,9 @@ a company gateway), which capture then records from.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
+from ..errors import UsageError
 from ..providers import PROVIDERS
 
 # Per provider, in the order the user's own value is looked for (see each provider's module).
@@ -26,6 +28,8 @@ KEY_VARS: dict[str, str] = {p.name: p.key_var for p in PROVIDERS.values() if p.k
 CREDENTIAL_VARS: tuple[str, ...] = tuple(
     var for p in PROVIDERS.values() if p.key_var for var in (p.key_var, *p.placeholder_vars)
 )
+# Where a provider's capture and live calls go when the user names it (ATTEST_<NAME>_UPSTREAM).
+UPSTREAM_VARS: tuple[str, ...] = tuple(p.upstream_var for p in PROVIDERS.values() if p.upstream_var)
 # The SDKs refuse to build a client without a key; a replay needs none, so sessions hand the agent a
 # placeholder that can never match the engine's own key and so is never forwarded.
 PLACEHOLDER_KEY = "attest-replay-no-key"
@@ -56,3 +60,29 @@ def proxy_env(prefix: str) -> dict[str, str]:
 def user_base_url(provider: str, env: Mapping[str, str]) -> tuple[str, str] | None:
     """The base URL the user set for `provider` (their own gateway), if any, and the variable."""
     return next(((env[var], var) for var in BASE_URL_VARS[provider] if env.get(var, "").strip()), None)
+
+
+def explicit_upstream(var: str, env: Mapping[str, str]) -> str | None:
+    """The upstream the user set in `var`, if any. A value that is not an http(s) URL with a host is a
+    usage error: unchecked, every forwarded call would fail later, one by one, in the HTTP client."""
+    text = env.get(var, "").strip()
+    if not text:
+        return None
+    shown = "the value" if "@" in text else repr(text)  # userinfo may hold a credential: never echoed
+    url = urlsplit(text)
+    if url.scheme not in ("http", "https"):
+        hint = f": write http://{text} or https://{text}" if "://" not in text and "@" not in text else ""
+        raise UsageError(f"{var} must be a URL starting with http:// or https://, not {shown}{hint}")
+    try:
+        url.port  # noqa: B018 -- parsing the port is the check
+    except ValueError:
+        raise UsageError(f"{var} has a port that is not a number from 0 to 65535: {shown}") from None
+    if not url.hostname:
+        raise UsageError(f"{var} names no host: {shown}")
+    return text
+
+
+def check_upstreams(env: Mapping[str, str]) -> None:
+    """Every ATTEST_<NAME>_UPSTREAM of `env` checked, before the agent runs (see `explicit_upstream`)."""
+    for var in UPSTREAM_VARS:
+        explicit_upstream(var, env)

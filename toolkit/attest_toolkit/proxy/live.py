@@ -22,7 +22,7 @@ from ..replay.pricing import cost_usd, usage_of
 from . import listeners
 from .ca_store import load_ca_store
 from .deadlines import CONNECT_TIMEOUT_VAR, TOTAL_TIMEOUT_VAR, Deadlines
-from .env import keys_in, user_base_url
+from .env import explicit_upstream, keys_in, user_base_url
 
 UPSTREAMS = {
     p.name: (p.upstream_var, p.default_upstream)
@@ -82,7 +82,7 @@ def upstream_for(provider: str, env: Mapping[str, str]) -> Upstream:
 
     A base URL is taken with or without a trailing /v1, as the SDKs take it."""
     var, default = UPSTREAMS[provider]
-    explicit = env.get(var, "").strip()
+    explicit = explicit_upstream(var, env)
     if explicit:
         return Upstream(explicit.rstrip("/").removesuffix("/v1"))
     found, p = user_base_url(provider, env), PROVIDERS[provider]

@@ -7,11 +7,17 @@
 One engine process per test session (per xdist worker) serves every fixture; a test opens and closes
 a session on it. A strict miss fails the test with the miss message whatever the agent raised and
 whatever marker the test carries; an auto miss without a key is `not_evaluated: replay_miss`.
+
+Every pytest run in an environment holding attest loads this module, replay or not: it imports only
+what reads the options and keeps report rows. The engine client, the SDK patches, fixtures and the
+report's schema are imported by the methods that need them, which run once a test replays, records or
+asks for a report.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -20,40 +26,31 @@ import pluggy
 import pytest
 
 from ..errors import AttestError
-from ..fixtures.document import DEFAULT_DIR, name_of
-from ..normalize.rules import parse_ignore
-from ..replay import last_miss
-from ..replay.client import EngineProcess
+from ..replay.modes import MATCHES, MODES, default_mode, in_ci
 from ..replay.repeat import base_id, divergence, run_label
-from ..replay.rerecord import fitted
-from ..replay.session import MATCHES, MODES, default_mode
-from ..report.build import (
-    MESSAGE_CHARS,
-    TOOL_COUNTS,
-    build_report,
-    default_environment,
-    redacted_clip,
-    replay_facts,
-    row_miss,
-    write_report,
-)
-from ..report.runner_rows import egress_facts
-from ..report.summary import run_end_lines
-from . import lane, plain_clients, record
-from .handle import HANDLES, RECORDINGS, REPLAYS, ReplayHandle, or_fail
+from . import record
+from .stash import HANDLES, RECORDINGS, REPLAYS
 
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
 PROPERTY = "attest_replay"
 ASKED = "attest_asked"  # a test that asked for a replay none of which ran (its fixture was missing, say)
-# The command-line options, and pytest-recording's vcr marker on attest.
-pytest_plugins = ["attest_toolkit.pytest_plugin.options", "attest_toolkit.pytest_plugin.vcr"]
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
+    from ..replay.client import EngineProcess
+    from .handle import ReplayHandle
     from .record_front import RecordingFront
 
 
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The command-line options, and pytest-recording's vcr marker on attest: plugins of their own
+    (they read this module's), imported by name here rather than named in `pytest_plugins`, for which
+    pytest first looks each name up among every installed distribution's entry points, at every start."""
+    for name in ("options", "vcr"):
+        pluginmanager.import_plugin(f"{__name__}.{name}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,7 +105,7 @@ class AttestPlugin:
         self.no_live = self.guard  # with the guard on, the proxy never goes live either
         self.report_path = config.getoption("attest_report")
         self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
-        self.show_diff = bool(config.getoption("attest_diff")) and not last_miss.in_ci()
+        self.show_diff = bool(config.getoption("attest_diff")) and not in_ci()
         if self.match not in MATCHES:
             raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
         self.engines: dict[str | None, EngineProcess] = {}
@@ -126,9 +123,24 @@ class AttestPlugin:
         self.asked = False  # some test asked for a replay: the run ends with the summary line
         self.collect_hints: list[str] = []  # why a module could not be imported, when attest knows
         self._policy_ignore: tuple[str, ...] | None = None
+        if any(k.startswith("ATTEST_") and k.endswith("_UPSTREAM") for k in os.environ):
+            self.check_upstreams()
+
+    @staticmethod
+    def check_upstreams() -> None:
+        """A bad ATTEST_*_UPSTREAM is one line before any test runs, not an engine or a front that dies
+        starting; the provider registry that names them is loaded only when one is set."""
+        from ..proxy.env import check_upstreams
+
+        try:
+            check_upstreams(os.environ)
+        except AttestError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def ignore_rules(self, item: pytest.Item) -> list[str]:
         """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
+        from ..normalize.rules import parse_ignore
+
         if self._policy_ignore is None:
             from ..report.policy import load_policy  # read once, and only by a run that replays
 
@@ -150,25 +162,17 @@ class AttestPlugin:
             engine.stop()
             engine = None
         if engine is None:
+            from ..replay.client import EngineProcess
+
             # With a record mode the provider variables point at the front: the engine forwards a live
             # call to the user's own upstream, so it gets the environment as the user set it.
             env = record.as_the_user_set_it(self.front_saved) if self.front is not None else None
             engine = self.engines[engine_path] = EngineProcess(engine_path, env)
         return engine
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Start the engine while pytest collects when the project has fixtures: its start (mostly
-        importing the HTTP server) then costs the run nothing. It idles if no collected test replays."""
-        if (
-            self.mode != "off"
-            and not self.config.option.collectonly
-            and record.runs_tests(self.config)
-            and (self.rootpath / DEFAULT_DIR).is_dir()
-        ):
-            self.engine(None)
-
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Start the engine now if a collected test replays, so its start overlaps the first setups."""
+        """Start the engine now if a collected test replays, so its start overlaps the first setups. Not
+        earlier: a run in which no test replays (a project's other tests) starts no engine at all."""
         if self.mode != "off" and any(
             "attest_replay" in getattr(i, "fixturenames", ()) for i in session.items
         ):
@@ -197,8 +201,11 @@ class AttestPlugin:
             self._guard_installed = True
 
     def shutdown(self) -> None:
-        lane.unroute_all()
-        plain_clients.unpatch_all()
+        if self.patched():
+            from . import lane, plain_clients
+
+            lane.unroute_all()
+            plain_clients.unpatch_all()
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()
@@ -215,6 +222,11 @@ class AttestPlugin:
                 from ..guard import scope
 
                 scope.providers_only()
+
+    @staticmethod
+    def patched() -> bool:
+        """Whether a replay may have patched the SDKs: only a handle imports the modules that do."""
+        return f"{__name__}.handle" in sys.modules
 
     def relative(self, path: Path) -> str:
         try:
@@ -234,6 +246,8 @@ class AttestPlugin:
             fixtures_dir: str | Path | None = None,
             engine_path: str | None = None,
         ) -> ReplayHandle:
+            from .handle import ReplayHandle, or_fail
+
             chosen = mode or self.mode
             if chosen not in MODES:
                 raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
@@ -264,6 +278,16 @@ class AttestPlugin:
             if self.mode != "off" and "attest_replay" in getattr(item, "fixturenames", ()):
                 report.user_properties.append((ASKED, True))  # the run still ends with the summary line
             return
+        self.judged(item, report, call, replays)
+
+    def judged(
+        self,
+        item: pytest.Item,
+        report: pytest.TestReport,
+        call: pytest.CallInfo,
+        replays: list[dict[str, Any]],
+    ) -> None:
+        """The replays' facts on a test's report, and its verdict from them."""
         facts = self.facts(replays, call)
         if "miss" in facts:
             facts["miss"]["message"] = self.fitted_hint(facts["miss"], replays, item.nodeid)
@@ -277,6 +301,9 @@ class AttestPlugin:
     @staticmethod
     def show_last_miss(report: pytest.TestReport, replays: list[dict[str, Any]], name: str) -> None:
         """The miss's recorded and sent request side by side, below the failure (the engine kept them)."""
+        from ..fixtures.document import name_of
+        from ..replay import last_miss
+
         paths = [Path(p) for r in replays for p in r["fixtures"] if name_of(p) == name]
         try:
             shown = last_miss.shown(paths[0]) if paths else None
@@ -301,6 +328,8 @@ class AttestPlugin:
             report.user_properties.append((RECORDED, lines))
 
     def facts(self, replays: list[dict[str, Any]], call: pytest.CallInfo) -> dict[str, Any]:
+        from ..report.build import replay_facts
+
         facts = replay_facts(replays, (r["fixture"] for r in replays))
         facts["keys"] = [k for r in replays for k in r.get("keys", [])]  # for --attest-repeat, not the row
         if "miss" in facts:
@@ -311,6 +340,9 @@ class AttestPlugin:
 
     def fitted_hint(self, miss: dict[str, Any], replays: list[dict[str, Any]], nodeid: str) -> str:
         """The miss line with the re-record command that fits its fixture (see `rerecord`)."""
+        from ..fixtures.document import name_of
+        from ..replay.rerecord import fitted
+
         paths = [self.rootpath / r["fixture"] for r in replays if name_of(r["fixture"]) == miss["fixture"]]
         return fitted(miss["message"], paths[0] if paths else None, nodeid)
 
@@ -365,6 +397,8 @@ class AttestPlugin:
             facts = dict(cast("dict[str, Any]", props[PROPERTY]))
             self.keys[report.nodeid] = facts.pop("keys", [])
             if "miss" in facts:
+                from ..report.build import row_miss
+
                 facts["miss"] = row_miss(facts["miss"])
             row["replay"] = facts
         outcome = self.outcome(report, props)
@@ -406,6 +440,8 @@ class AttestPlugin:
     @staticmethod
     def message(report: pytest.TestReport) -> str | None:
         """What a reviewer needs: the skip reason, or the failure's own line (`E   AssertionError: ...`)."""
+        from ..report.build import MESSAGE_CHARS, redacted_clip
+
         if isinstance(report.longrepr, tuple):
             return str(report.longrepr[2])
         crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
@@ -417,6 +453,8 @@ class AttestPlugin:
         return getattr(report, "wasxfail", None) or None
 
     def totals(self) -> dict[str, Any]:
+        from ..report.build import TOOL_COUNTS
+
         keys = ("replayed", "live", "live_cost_usd", "unpriced", "unused", "misses", *TOOL_COUNTS)
         return {k: sum(r["replay"].get(k, 0) for r in self.rows.values() if "replay" in r) for k in keys}
 
@@ -459,12 +497,17 @@ class AttestPlugin:
                 terminalreporter.write_line(f"attest drift: {row['id']}: {row['replay']['drift_message']}")
         if self.asked:
             # pytest prints skip reasons only with -rs (or -ra, -rA): a not-evaluated test says why here.
+            from ..report.summary import run_end_lines
+
             shown = set(self.config.option.reportchars or "") & set("saA")
             for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):
                 terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.report_path and not hasattr(self.config, "workerinput"):
+            from ..report.build import build_report, default_environment, write_report
+            from ..report.runner_rows import egress_facts
+
             self.mark_flaky()
             built = build_report(
                 list(self.rows.values()),

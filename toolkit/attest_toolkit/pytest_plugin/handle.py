@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pytest
 
@@ -15,15 +15,13 @@ from ..proxy.env import KEPT_BY_VCR
 from ..replay import bypass, plain_http, rerecord
 from ..replay.client import EngineProcess
 from . import lane, plain_clients, record
+from .stash import HANDLES, RECORDINGS, REPLAYS
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
     from ..capture.proxy import RecordingApp
     from ..capture.rebase import Rebaser
     from .record_front import RecordingFront
 
-REPLAYS = pytest.StashKey[list[dict[str, Any]]]()
-HANDLES = pytest.StashKey[list["ReplayHandle"]]()
-RECORDINGS = pytest.StashKey[list[tuple["ReplayHandle", "RecordingApp | Rebaser"]]]()
 T = TypeVar("T")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..replay.session import MATCHES, MODES
+from ..replay.modes import MATCHES, MODES
 from . import record
 
 EGRESS_CHOICES = ("block", "block-all", "off")

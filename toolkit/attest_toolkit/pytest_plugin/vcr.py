@@ -31,6 +31,7 @@ listeners), `ignore_hosts` unless it names a provider host, and `match_on` when 
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import re
@@ -43,10 +44,7 @@ from typing import Any
 import pluggy
 import pytest
 
-from ..fixtures.document import DEFAULT_DIR, fixture_path
-from ..fixtures.importer import layout_name
-from ..guard import is_blocked_host
-from . import PLUGIN, RECORDINGS, AttestPlugin, ReplayHandle, or_fail
+from . import PLUGIN, AttestPlugin
 
 RECORDING = "recording"  # pytest-recording's plugin name
 PYTEST_VCR = "vcr"  # pytest-vcr's, which has a `vcr` fixture and marker of its own
@@ -76,7 +74,14 @@ def recording_loads(pluginmanager: pytest.PytestPluginManager) -> bool:
         return True
     if pluginmanager.is_blocked(RECORDING) or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return False
-    return any(ep.name == RECORDING for ep in importlib.metadata.entry_points(group="pytest11"))
+    return RECORDING in _installed_plugins()
+
+
+@functools.cache
+def _installed_plugins() -> frozenset[str]:
+    """The pytest plugins installed (their entry points): read once, since each reading scans every
+    installed distribution and three hooks ask at every pytest start."""
+    return frozenset(ep.name for ep in importlib.metadata.entry_points(group="pytest11"))
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -148,24 +153,10 @@ def merged(config: dict[str, Any], markers: list[pytest.Mark]) -> dict[str, Any]
     return result
 
 
-class VcrHandle(ReplayHandle):
-    """The replay of a vcr-marked test: its own fixture plus the extra cassettes' fixtures that exist.
-    It records only its own fixture, and only when the test made a call."""
-
-    extra: list[Path]
-
-    def fixtures(self) -> list[Path]:
-        return [p for p in (self.path, *self.extra) if p.exists()]
-
-    def _stop_recording(self, recorder: Any) -> None:
-        super()._stop_recording(recorder)
-        # Nothing went live, model call or plain HTTP: nothing to write, as vcrpy saves no cassette.
-        if not recorder.interactions and not getattr(recorder, "plain", None):
-            self.item.stash[RECORDINGS].pop()
-
-
 def cassette_fixture_name(rootpath: Path, cassette: Path) -> str:
     """The fixture name of a cassette path, from where it lies under the project."""
+    from ..fixtures.importer import layout_name
+
     try:
         relative: PurePath = cassette.resolve().relative_to(rootpath.resolve())
     except ValueError:
@@ -210,6 +201,8 @@ class ForeignVcr:
         module = Path(str(item.path))
         directory = Path(str(funcargs.get("vcr_cassette_dir") or module.parent / "cassettes" / module.stem))
         cassette = directory / str(funcargs.get("default_cassette_name") or item.name)
+        from ..fixtures.document import DEFAULT_DIR, fixture_path
+
         return self.rootpath / fixture_path(cassette_fixture_name(self.rootpath, cassette), DEFAULT_DIR)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -274,6 +267,9 @@ class VcrCompat:
         attest = self.attest
         if attest.mode == "off":
             return
+        from .handle import or_fail  # the replay's modules load with the first marked test
+        from .vcr_handle import VcrHandle
+
         handle = or_fail(lambda: VcrHandle(attest, item, self.name_of(cassette), attest.mode, None, None))
         handle.extra = [self.fixture_of(p) for p in extra]
         handle.ignored_hosts = frozenset(map(str, settings.get("ignore_hosts") or ()))
@@ -285,6 +281,8 @@ class VcrCompat:
         return cassette_fixture_name(self.rootpath, cassette)
 
     def fixture_of(self, cassette: Path) -> Path:
+        from ..fixtures.document import DEFAULT_DIR, fixture_path
+
         path = fixture_path(self.name_of(cassette), DEFAULT_DIR)
         return path if path.is_absolute() else self.rootpath / path
 
@@ -319,6 +317,8 @@ class VcrCompat:
         if key in NO_EFFECT or key == "ignore_localhost":
             return None
         if key == "ignore_hosts":
+            from ..guard import is_blocked_host
+
             providers = [h for h in value or () if is_blocked_host(str(h))]
             return (
                 f"names provider hosts ({', '.join(providers)}), which attest replays" if providers else None

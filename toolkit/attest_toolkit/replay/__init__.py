@@ -2,5 +2,5 @@
 
 The package itself imports none of its modules: a test runner that only talks to an engine in another
 process (`replay.client`) must not pay for importing the server. Import what you use from its module
-(`replay.server.Engine`, `replay.runner.run_command`, `replay.session.MODES`).
+(`replay.server.Engine`, `replay.runner.run_command`, `replay.modes.MODES`).
 """

@@ -20,14 +20,10 @@ from ..credentials.scan import Secrets
 from ..errors import AttestError, UsageError, read_text
 from ..fixtures.document import atomic_write, scan
 from ..normalize import Exchange, Templater
+from .modes import in_ci
 
 DIRNAME = ".last-miss"
 MARKS = {"equal": " ", "replace": "|", "delete": "<", "insert": ">"}
-
-
-def in_ci(env: Mapping[str, str] = os.environ) -> bool:
-    """CI is set to anything but an empty or false value (as GitHub Actions and most runners set it)."""
-    return env.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def path_for(fixture_path: Path) -> Path:

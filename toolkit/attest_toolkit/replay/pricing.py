@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ..normalize import eventstream
 from ..normalize.sse import split_sse
 from ..providers import PRICED_AS, USAGE_FIELDS
+from .price_table import table, table_date
 
-TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 # The output tokens a call is priced up to when it sets no cap and its model's entry has no
@@ -26,16 +24,6 @@ DEFAULT_MAX_OUTPUT = 128_000
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
-
-
-@cache
-def table() -> dict[str, Any]:
-    return json.loads(TABLE.read_text(encoding="utf-8"))
-
-
-def table_date() -> str:
-    """The day the table's prices were read, shown wherever a cost is (version line, comment footer)."""
-    return str(table()["date"])
 
 
 def price_of(model: str | None) -> dict[str, float] | None:

@@ -21,9 +21,9 @@ from ..fixtures.document import fixture_path
 from ..proxy.background import BackgroundServer
 from . import bypass, lane
 from .fastpath import answer_call
+from .modes import MODES, Mode, default_mode
 from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
-from .session import MODES, Mode, default_mode
 
 STOP_LINES = frozenset({"stop", "quit", "exit"})
 # `attest replay`'s verdict, ctxmesh's: pass, the command (or container) failed, replay diverged, could not run.

@@ -30,14 +30,14 @@ from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
 from ..proxy.deadlines import Deadlines
-from ..proxy.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
+from ..proxy.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..tools.declare import replay_env
-from . import last_miss
 from .ahead import Aheads
 from .fastpath import FastConnections
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
 from .index import FixtureStore, Recording
-from .session import MATCHES, MODES, Mode, Session
+from .modes import MATCHES, MODES, Mode, in_ci
+from .session import Session
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -87,7 +87,8 @@ class ReplayApp:
         self.env = dict(env)  # the user's: a live tool call's upstream is read from it
         self.store = FixtureStore(secrets)
         self.deadlines = Deadlines.of(self.env)  # a bad one is a usage error now, before any call
-        self.in_ci = last_miss.in_ci(env)
+        check_upstreams(self.env)  # likewise a live call's upstream, read only when a call goes live
+        self.in_ci = in_ci(env)
         self.sessions = SessionTable()
         self.sessions.open_ahead = self._opened_by_call
         self.aheads = Aheads()

@@ -6,10 +6,8 @@ order. A miss is diagnosed against the next unused recording of the same endpoin
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from ..credentials.scan import Secrets
 from ..normalize import describe_components
@@ -19,19 +17,7 @@ from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose, rerecord
 from .diagnose import Miss, MissKind
 from .index import LoadedFixture, Recording, index_recordings
-from .last_miss import in_ci
-
-Mode = Literal["strict", "auto", "off"]
-MODES: tuple[str, ...] = ("strict", "auto", "off")
-# strict: by request key (the default). lenient: ctxmesh's semantics, model calls by position, a
-# changed request served anyway and reported as drift; more calls than recorded still miss.
-MATCHES: tuple[str, ...] = ("strict", "lenient")
-
-
-def default_mode(env: Mapping[str, str] = os.environ) -> Mode:
-    """strict when CI is set, so a pull-request check never goes live by accident; auto locally."""
-    return "strict" if in_ci(env) else "auto"
-
+from .modes import Mode
 
 KEY_PREFIX = 12  # enough to tell calls apart, short enough for a summary line
 
