@@ -118,7 +118,9 @@ def test_a_newcomer_follows_the_quickstart_as_written(tmp_path: Path) -> None:
     tarball = pack_vitest(tmp_path / "dist")
     home = tmp_path / "home"  # where the newcomer's shell starts; your-project is a fresh npm project
     (home / "your-project").mkdir(parents=True)
-    (home / "your-project" / "package.json").write_text('{"name": "newcomer", "private": true, "type": "module"}\n')
+    (home / "your-project" / "package.json").write_text(
+        '{"name": "newcomer", "private": true, "type": "module"}\n'
+    )
     (home / "your-project" / "agent.py").write_text(AGENT)
     venv.EnvBuilder(with_pip=True).create(tmp_path / "venv")
     commands = [as_here(c, wheel, tarball) for c in quickstart_commands(README.read_text(encoding="utf-8"))]
