@@ -186,6 +186,7 @@ class StepRun:
     outputs: dict[str, str]
     env_written: dict[str, str] = field(default_factory=dict)
     path_written: list[str] = field(default_factory=list)
+    cwd: Path | None = None  # where the step was started
 
 
 @dataclass
@@ -221,9 +222,18 @@ def run_action(
     """Run action.yml's steps in `workspace` with `inputs` and the `github` context (token, event...).
     `only`: run just the steps of these names, each whatever its `if:` and whatever those before did."""
     action = load_action(action_path / "action.yml")
-    contexts: dict[str, Any] = {"github": dict(github), "runner": {"temp": str(runner_temp)}, "steps": {}}
+    contexts: dict[str, Any] = {
+        "github": {"workspace": str(workspace), **github},
+        "runner": {"temp": str(runner_temp)},
+        "steps": {},
+    }
     contexts["inputs"] = _inputs(action, inputs, contexts)
-    base_env = {**env, "GITHUB_ACTION_PATH": str(action_path), "RUNNER_TEMP": str(runner_temp)}
+    base_env = {
+        "GITHUB_WORKSPACE": str(workspace),
+        **env,
+        "GITHUB_ACTION_PATH": str(action_path),
+        "RUNNER_TEMP": str(runner_temp),
+    }
     job_env: dict[str, str] = {}  # what steps wrote to GITHUB_ENV and GITHUB_PATH, for the steps after them
     result = ActionRun(returncode=0, outputs={})
     for index, step in enumerate(action["runs"]["steps"]):
@@ -267,6 +277,11 @@ def _inputs(action: dict[str, Any], given: Mapping[str, str], contexts: Mapping[
     return values
 
 
+def step_directory(step: Mapping[str, Any], contexts: Mapping[str, Any], workspace: Path) -> Path:
+    """Where the runner starts a step: its working-directory, from the workspace unless absolute."""
+    return workspace / interpolate(step.get("working-directory", "."), contexts)
+
+
 def run_step(
     step: dict[str, Any],
     name: str,
@@ -293,7 +308,7 @@ def run_step(
     for path in files.values():
         path.write_text("", encoding="utf-8")
     step_env = {k: interpolate(v, contexts) for k, v in (step.get("env") or {}).items()}
-    cwd = workspace / interpolate(step.get("working-directory", "."), contexts)
+    cwd = step_directory(step, contexts, workspace)
     done = subprocess.run(
         [*shell, str(script)],
         cwd=cwd,
@@ -312,4 +327,5 @@ def run_step(
         parse_outputs(written["GITHUB_OUTPUT"]),
         parse_outputs(written["GITHUB_ENV"]),
         [line for line in written["GITHUB_PATH"].splitlines() if line],
+        cwd,
     )

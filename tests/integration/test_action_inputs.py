@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -84,3 +85,19 @@ def test_an_input_that_is_not_utf_8_is_quoted_as_given_without_a_traceback() -> 
     assert result.returncode == 3
     assert result.stdout == b"::error title=attest::mode must be strict, auto or off, not 'fast\xff'\n"
     assert result.stderr == b""
+
+
+@pytest.mark.parametrize(
+    ("working_directory", "project"),
+    [(".", "/w/repo"), ("agent", "/w/repo/agent"), ("/w/other", "/w/other")],
+)
+def test_the_project_directory_is_working_directory_as_the_runner_takes_it(
+    tmp_path: Path, working_directory: str, project: str
+) -> None:
+    output = tmp_path / "output"
+    output.write_text("", encoding="utf-8")
+
+    result = check(GITHUB_WORKSPACE="/w/repo", WORKING_DIRECTORY=working_directory, GITHUB_OUTPUT=str(output))
+
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert output.read_text(encoding="utf-8") == f"project-dir={project}\n"

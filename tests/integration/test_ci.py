@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from attest_toolkit.github.commands import ActionsStep, read_env_file, read_path_file
-from conftest import clean_env, git, run_cli
+from conftest import chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_runner import parse_command, parse_outputs
 from report_factory import make_report, make_test, replay_facts
 
@@ -418,3 +418,67 @@ def test_a_pull_that_fails_stops_the_step_before_the_tests(runner: Runner) -> No
     [error] = done.stderr.splitlines()
     assert error.startswith("attest: tests/attest/fixtures.lock")
     assert runner.outputs() == {}
+
+
+def project_in_a_repository(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose tests live in `agent/`, with a policy that lets failures through and a
+    pull request that re-records the fixture `alpha`; the project directory and the base commit."""
+    repo = tmp_path / "repo"
+    project = repo / "agent"
+    (project / ".attest").mkdir(parents=True)
+    (project / ".attest" / "policy.yml").write_text("version: 1\nfailures: allow\n", encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    write_fixture(project / "tests/attest/fixtures", "alpha", [exchange(chat_request(), chat_response("Hi"))])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    write_fixture(
+        project / "tests/attest/fixtures", "alpha", [exchange(chat_request(), chat_response("Hey"))]
+    )
+    git(repo, "commit", "-q", "-am", "re-record alpha")
+    failed = make_test("tests/test_a.py::test_a", "failed", message="boom")
+    (project / "attest-report.json").write_text(json.dumps(make_report([failed])), encoding="utf-8")
+    return project, base
+
+
+def test_publish_started_outside_the_project_reads_everything_in_it(runner: Runner, tmp_path: Path) -> None:
+    project, base = project_in_a_repository(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    done = runner(
+        "publish",
+        cwd=elsewhere,
+        PROJECT_DIR=str(project),
+        REPORT="attest-report.json",
+        POLICY=".attest/policy.yml",
+        BASE=base,
+        ARTIFACT_DIR="pr",
+        COMMENT="false",
+        CHECK_RUN="false",
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert runner.outputs()["verdict"] == "pass"  # the project's policy, not the defaults
+    [annotation] = [parse_command(line) for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert annotation[1]["file"] == "agent/tests/test_a.py"
+    assert "| `alpha` |" in runner.summary()
+    assert not any(line.startswith("::warning") for line in done.stdout.splitlines()), done.stdout
+
+
+def test_pull_reads_the_lock_of_the_project_it_is_given(runner: Runner, tmp_path: Path) -> None:
+    store = {
+        "OBJECT_STORE_ADDR": "127.0.0.1:9",
+        "OBJECT_STORE_ACCESS_KEY": "a",
+        "OBJECT_STORE_SECRET_KEY": "b",
+    }
+    env = clean_env(**{k: str(v) for k, v in runner.files.items()}, **store, ATTEST_CI_PROJECT_DIR="agent")
+    lock = runner.tmp / "agent" / "tests" / "attest" / "fixtures.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("alpha not-a-digest\n", encoding="utf-8")
+
+    done = run_cli(["ci", "pull"], cwd=runner.tmp, env=env)
+
+    assert done.returncode == 3
+    [error] = done.stderr.splitlines()
+    assert error.startswith("attest: agent/tests/attest/fixtures.lock")

@@ -5,14 +5,17 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import plants
 import pytest
 import typer
 from attest_toolkit.cli import run
 from attest_toolkit.cli.select import _terminal_progress, register
+from attest_toolkit.repo_root import toplevel
 from attest_toolkit.report.build import ReportError, load_report
 from attest_toolkit.selection import select_tests, shard
 from attest_toolkit.selection.git import GitRepo
@@ -600,3 +603,24 @@ def test_a_repositorys_own_fsmonitor_command_never_runs(tmp_path: Path) -> None:
 
     assert [c.path for c in changes] == ["a.txt"]
     assert not marker.exists()
+
+
+def test_git_is_never_looked_up_in_the_repository_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `.` on PATH, a git run with the checkout as its working directory would be the checkout's."""
+    repo, markers = tmp_path / "repo", tmp_path / "markers"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a")
+    plants.plant(repo, markers)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f".:{os.environ['PATH']}")
+
+    changes = GitRepo(repo).changes("main", None)
+
+    assert "a.txt" not in [c.path for c in changes] and "git" in [c.path for c in changes]
+    assert toplevel(repo) == repo.resolve()
+    assert plants.ran(markers) == []

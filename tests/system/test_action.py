@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from action_runner import ActionRun, interpolate, run_action
+from action_runner import ActionRun, interpolate, run_action, step_directory
 from conftest import REPO, chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_github import FakeGitHub
 from fake_runner import parse_command
@@ -282,8 +282,11 @@ def run_publish_workflow(project: Project, artifact: Path) -> subprocess.Complet
     [job] = workflow["jobs"].values()
     download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
     [step] = [s for s in job["steps"] if "attest github publish" in s.get("run", "")]
-    workspace = project.tmp / "publish-workspace"
-    target = workspace / download["with"]["path"]
+    workspace, runner = project.tmp / "publish-workspace", project.tmp / "publish-runner"
+    workspace.mkdir()
+    contexts: dict[str, Any] = {"github": {"token": TOKEN, "repository": OWNER_REPO}, "secrets": {}}
+    contexts["runner"] = {"temp": str(runner)}
+    target = workspace / interpolate(download["with"]["path"], contexts)
     target.mkdir(parents=True)
     for item in artifact.iterdir():
         target.joinpath(item.name).write_bytes(item.read_bytes())
@@ -299,13 +302,13 @@ def run_publish_workflow(project: Project, artifact: Path) -> subprocess.Complet
     }
     event_path = project.tmp / "workflow-run-event.json"
     event_path.write_text(json.dumps(event), encoding="utf-8")
-    contexts = {"github": {"token": TOKEN, "event": event, "repository": OWNER_REPO}, "secrets": {}}
+    contexts["github"]["event"] = event
     env = project.env(event_path, project.tmp)
-    env.update(GITHUB_EVENT_NAME="workflow_run", GITHUB_WORKSPACE=str(workspace))
+    env.update(GITHUB_EVENT_NAME="workflow_run", GITHUB_WORKSPACE=str(workspace), RUNNER_TEMP=str(runner))
     env.update({k: interpolate(v, contexts) for k, v in (step.get("env") or {}).items()})
     return subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-        cwd=workspace,
+        cwd=step_directory(step, contexts, workspace),
         env=env,
         capture_output=True,
         text=True,

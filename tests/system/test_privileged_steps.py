@@ -2,9 +2,10 @@
 
 Each such step of action.yml and of the shipped workflows runs here as the runner runs it, with every
 plant of tests/plants.py in the checkout (`pip/`, `venv/`, `sitecustomize.py`, `usercustomize.py`, a
-`.pth`, `git`/`python3`/`python`/`gh` shims, a `pyvenv.cfg`): none of them may run. The two jobs of
-refresh-on-comment.yml, which check out the pull request itself, run end to end with the plants in
-tests/system/test_refresh_on_comment.py.
+`.pth`, `git`/`python3`/`python`/`gh` shims, a `pyvenv.cfg`): none of them may run. None of them
+works in the checkout either: each is started outside it and given the project directory. The two
+jobs of refresh-on-comment.yml, which check out the pull request itself, run end to end with the
+plants in tests/system/test_refresh_on_comment.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import plants
 import pytest
 import yaml
-from action_runner import load_action, run_action
+from action_runner import load_action, run_action, step_directory
 from conftest import REPO
 from fake_github import FakeGitHub
 from workflow_runner import run_job
@@ -30,6 +31,15 @@ ACTION_PRIVILEGED = (
     "Pull the pinned fixtures (network on)",
     "Publish to GitHub (network on)",
 )
+# The step whose exit code is the gate's.
+ACTION_GATE = "Gate on the verdict"
+# Steps that run a repository's code with the providers' keys because that is their work: the weekly
+# refresh runs the default branch's reviewed code, the refresh on comment the commit a maintainer
+# named (with a read-only token). Starting them elsewhere would not change what they run.
+RUN_THE_CODE = {
+    ("refresh.yml", "Re-record every fixture"),
+    ("refresh-on-comment.yml", "Re-record only what missed"),
+}
 SECRET = ("inputs.token", "inputs.object-store", "secrets.", "github.token")
 OFFLINE_GIT = """#!/bin/sh
 # git, offline: a clone (pip fetching the toolkit from its repository) fails at once.
@@ -106,6 +116,7 @@ def test_nothing_planted_runs_in_the_actions_privileged_steps(tmp_path: Path, sk
     if skip_install:  # the gate was built, so the steps after it ran it
         assert result.steps[0].returncode == 0, result.log
     assert plants.ran(markers) == [], result.log
+    assert [s.name for s in result.steps if s.cwd is None or s.cwd.is_relative_to(checkout)] == []
 
 
 def privileged_jobs() -> list[tuple[str, str]]:
@@ -147,6 +158,39 @@ def test_nothing_planted_runs_in_a_workflow_job_that_may_write(
 
     assert result.steps, f"{workflow}: {job} has no run step"
     assert plants.ran(markers) == [], result.log
+
+
+def privileged_steps() -> list[tuple[str, dict[str, Any]]]:
+    """(file: step, step) of every `run:` step that holds a token or a secret, and the action's install
+    and gate steps, but those that run the code on purpose (RUN_THE_CODE)."""
+    found = [
+        (f"action.yml: {s['name']}", s)
+        for s in load_action(REPO / "action.yml")["runs"]["steps"]
+        if "run" in s and (holds_secret(s) or s["name"] in (*ACTION_PRIVILEGED, ACTION_GATE))
+    ]
+    for path in sorted((REPO / "workflows").glob("*.yml")):
+        for job in yaml.safe_load(path.read_text(encoding="utf-8"))["jobs"].values():
+            found += [
+                (f"{path.name}: {s.get('name', '')}", s)
+                for s in job["steps"]
+                if "run" in s and holds_secret(s) and (path.name, s.get("name")) not in RUN_THE_CODE
+            ]
+    return found
+
+
+@pytest.mark.parametrize("working_directory", [".", "agent"])
+def test_no_privileged_step_starts_in_the_checkout(tmp_path: Path, working_directory: str) -> None:
+    checkout, runner = tmp_path / "checkout", tmp_path / "runner"
+    contexts = {
+        "inputs": {"working-directory": working_directory},
+        "github": {"workspace": str(checkout)},
+        "runner": {"temp": str(runner)},
+    }
+    steps = privileged_steps()
+
+    assert len(steps) >= 8
+    inside = [where for where, s in steps if step_directory(s, contexts, checkout).is_relative_to(checkout)]
+    assert inside == []
 
 
 def run_scripts() -> list[tuple[str, str]]:

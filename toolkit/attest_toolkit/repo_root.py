@@ -12,13 +12,19 @@ from pathlib import Path
 GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 
 
+def git_in(directory: Path) -> tuple[str, ...]:
+    """GIT for the repository at `directory`, named with -C: the process keeps its own working
+    directory, so a `git` planted in the checkout is never found through a relative PATH entry."""
+    return (*GIT, "-C", str(directory))
+
+
 def toplevel(cwd: Path) -> Path | None:
     """git's top level for `cwd`, or None outside a repository (or without git)."""
     try:
         done = subprocess.run(
-            [*GIT, "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
+            [*git_in(cwd), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False
         )
-    except OSError:  # no git, or `cwd` is not a directory
+    except OSError:  # no git
         return None
     return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
 

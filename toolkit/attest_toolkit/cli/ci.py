@@ -198,6 +198,14 @@ def gate_command(
 Base = Annotated[str | None, _opt("--base", "BASE", "Show what the change re-recorded since this commit.")]
 DirOpt = Annotated[Path, _opt("--fixtures-dir", "FIXTURES_DIR", "Where the fixtures live.")]
 UsedPolicy = Annotated[Path | None, _opt("--policy", "POLICY", "The policy step's policy file.")]
+ProjectDir = Annotated[
+    Path,
+    _opt(
+        "--project-dir",
+        "PROJECT_DIR",
+        "Where the tests ran: relative paths start there, and git compares there.",
+    ),
+]
 
 
 def html_command(
@@ -235,6 +243,7 @@ def publish_command(
         str | None,
         _opt("--report-url", "REPORT_URL", "Where the HTML page was uploaded: the comment links it."),
     ] = None,
+    project_dir: ProjectDir = Path(),
 ) -> None:
     """Publish as `attest github publish` does (token: GITHUB_TOKEN); output pr-artifact. Never fails the step."""
     options = PublishOptions(
@@ -249,6 +258,7 @@ def publish_command(
         base_ref=base_commit(base),
         fixtures_dir=fixtures_dir,
         report_url=report_url,
+        project_dir=project_dir,
     )
     _as_step(lambda step: publish_step(options, step, os.environ))
 
@@ -259,9 +269,10 @@ def pull_command(
         str, _opt("--head-repo", "HEAD_REPO", "The pull request's repository (owner/name).")
     ] = "",
     base_repo: Annotated[str, _opt("--base-repo", "BASE_REPO", "This run's repository.")] = "",
+    project_dir: ProjectDir = Path(),
 ) -> None:
     """Pull the fixtures the lock pins (the store: OBJECT_STORE_*): output available; a fork given no store is false."""
-    inputs = PullInputs(fixtures_dir, head_repo, base_repo)
+    inputs = PullInputs(fixtures_dir, head_repo, base_repo, project_dir)
     _as_step(lambda step: pull_step(inputs, step, os.environ))
 
 

@@ -77,6 +77,14 @@ def publish_command(
             "--bot-login", help="Who an app's installation token comments as (GET /user names a PAT's user)."
         ),
     ] = ACTIONS_BOT,
+    project_dir: Annotated[
+        Path,
+        Opt(
+            "--project-dir",
+            help="Where the tests ran: --report, --policy, --artifact-dir and "
+            "--fixtures-dir start there, and --base-ref is compared there.",
+        ),
+    ] = Path(),
 ) -> None:
     """Publish a report. Exits 0 even when GitHub fails (a warning says so); 3 on bad input."""
     options = PublishOptions(
@@ -97,6 +105,7 @@ def publish_command(
         base_ref=base_ref,
         fixtures_dir=fixtures_dir,
         bot_login=bot_login,
+        project_dir=project_dir,
     )
     publish(options, os.environ)
 

@@ -24,4 +24,5 @@ def fixture_changes(
     without a base; AttestError when git cannot compare."""
     if base is None:
         return None
-    return changes_since(root or Path.cwd(), base, fixtures_dir, pinned_reader(fixtures_dir))
+    root = root or Path.cwd()
+    return changes_since(root, base, fixtures_dir, pinned_reader(root / fixtures_dir))

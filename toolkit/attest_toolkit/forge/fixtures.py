@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AttestError
+from ..fixtures.document import DEFAULT_DIR
 from ..fixtures.remote import pinned
 from ..fixtures.remote.client import config_from_env
 from .step import Step, StepFailed, flag
@@ -25,6 +26,7 @@ class PullInputs:
     fixtures_dir: Path | None = None
     head_repo: str = ""  # the change's repository, when it is a pull request
     base_repo: str = ""
+    project_dir: Path = Path()  # where a relative fixtures directory starts
 
     @property
     def from_fork(self) -> bool:
@@ -40,7 +42,8 @@ def pull_step(inputs: PullInputs, step: Step, environ: Mapping[str, str]) -> int
         step.outputs({"available": flag(False)})
         return 0
     try:
-        lock, done = pinned.pull(config_from_env(environ), None, inputs.fixtures_dir)
+        fixtures_dir = inputs.project_dir / (inputs.fixtures_dir or DEFAULT_DIR)
+        lock, done = pinned.pull(config_from_env(environ), None, fixtures_dir)
     except AttestError as exc:
         print(f"attest: {exc}", file=sys.stderr, flush=True)
         raise StepFailed(

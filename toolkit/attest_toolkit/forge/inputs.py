@@ -4,7 +4,9 @@ The runner's `python3` runs this file by its path (`python3 -I .../forge/inputs.
 is installed, so it imports nothing from the package and nothing but the standard library. It reads
 the inputs from the step's environment; the first bad one is one `::error title=attest::` line and
 exit 3 (a usage error), its text escaped as GitHub's toolkit escapes workflow-command data, so an
-input cannot start a command of its own.
+input cannot start a command of its own. When they pass, it writes the output `project-dir`: the
+working-directory input as the runner takes it (from the workspace unless absolute), which the steps
+that hold a token or a key are given instead of working there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 USAGE_EXIT = 3
 # The switches arrive as one variable, split on blanks as the shell splits a word (an empty one is
@@ -68,6 +71,14 @@ def check(env: Mapping[str, str]) -> None:
         )
 
 
+def project_dir(env: Mapping[str, str]) -> str:
+    """The directory the setup and the tests run in, absolute."""
+    directory = Path(env.get("GITHUB_WORKSPACE") or os.getcwd()) / env.get("WORKING_DIRECTORY", ".")
+    if "\n" in str(directory) or "\r" in str(directory):
+        raise BadInput("working-directory must be one line")
+    return str(directory)
+
+
 def escape(data: str) -> str:
     """Workflow-command data escaped as GitHub's toolkit does (% CR LF)."""
     return data.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -76,10 +87,14 @@ def escape(data: str) -> str:
 def main() -> int:
     try:
         check(os.environ)
+        directory = project_dir(os.environ)
     except BadInput as exc:
         # The bytes as the step was given them, whatever their encoding.
         sys.stdout.buffer.write(os.fsencode(f"::error title=attest::{escape(str(exc))}\n"))
         return USAGE_EXIT
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8", errors="surrogateescape") as out:
+            out.write(f"project-dir={directory}\n")
     return 0
 
 

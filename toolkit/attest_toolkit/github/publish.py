@@ -67,6 +67,18 @@ class PublishOptions:
     # still kept true), as Codecov's require_changes
     comment_on_change: bool = False
     report_url: str | None = None  # where the HTML report was uploaded; the comment links it
+    # Where the tests ran: the relative paths above start there and git reads the change there, so
+    # the step that holds the token can work elsewhere than the pull request's checkout.
+    project_dir: Path = Path()
+
+    def in_project(self) -> PublishOptions:
+        """The options with the report, policy and artifact paths taken from the project directory."""
+        return replace(
+            self,
+            report=self.project_dir / self.report if self.report is not None else None,
+            policy=self.project_dir / self.policy if self.policy is not None else None,
+            artifact_dir=self.project_dir / self.artifact_dir,
+        )
 
 
 @dataclass
@@ -109,6 +121,12 @@ def publish(
     retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish as far as the token allows; raises AttestError only for bad input."""
+    return _publish(options.in_project(), env, out, retry)
+
+
+def _publish(
+    options: PublishOptions, env: Mapping[str, str], out: TextIO | None, retry: RetryPolicy | None
+) -> PublishResult:
     run = _prepare(options, env, out or sys.stdout, retry)
     result = PublishResult(verdict=run.verdict.verdict)
     found = [_redacted(a, run.secrets) for a in ann.from_report(run.shown)]
@@ -129,9 +147,10 @@ def publish_step(options: PublishOptions, step: Step, env: Mapping[str, str]) ->
     """The gate's publish step: publishing never decides the gate, so a failure is a warning and the
     step passes; a read-only run's artifact (for the publish workflow) is named in the output
     `pr-artifact`."""
+    options = options.in_project()
     shutil.rmtree(options.artifact_dir, ignore_errors=True)  # never a stale artifact for this run
     try:
-        publish(options, env)
+        _publish(options, env, None, None)
     except AttestError as exc:
         print(f"attest: {exc}", file=sys.stderr, flush=True)
         step.warning(f"publishing exited {exc.exit_code}; the gate's verdict is unchanged")
@@ -147,7 +166,7 @@ def publish_step(options: PublishOptions, step: Step, env: Mapping[str, str]) ->
 
 def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry: RetryPolicy | None) -> _Run:
     context = load_context(env, options.event, options.pr_number)
-    prefix = repository_prefix(Path.cwd(), env.get("GITHUB_WORKSPACE"))
+    prefix = repository_prefix(options.project_dir, env.get("GITHUB_WORKSPACE"))
     if options.from_artifact is not None:
         context, options, prefix = _from_artifact(context, options)
     if options.report is None:
@@ -167,7 +186,7 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
             _base_policy(context, token, retry) if options.policy is None else load_policy(options.policy)
         )
     else:
-        policy = load_policy(options.policy)
+        policy = load_policy(options.policy, root=options.project_dir)
     secrets = Secrets.of([*run_secrets().values, token])
     return _Run(
         options=options,
@@ -209,7 +228,7 @@ def _base_policy(context: Context, token: str, retry: RetryPolicy | None) -> Pol
 def _fixture_changes(options: PublishOptions, out: TextIO) -> list[dict] | None:
     """What the change re-recorded; a repository git cannot read only loses this section."""
     try:
-        return fixture_changes(options.base_ref, Path(options.fixtures_dir))
+        return fixture_changes(options.base_ref, Path(options.fixtures_dir), options.project_dir)
     except AttestError as exc:
         # The ref and git's message are the pull request's words: escaped like every workflow command.
         print(warning(f"cannot compare fixtures with {options.base_ref}: {exc}", title="attest"), file=out)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..repo_root import GIT
+from ..repo_root import git_in
 from .ids import normalize_path
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -53,8 +53,7 @@ class GitRepo:
     def git(self, args: list[str], *, what: str, ok: tuple[int, ...] = (0,), detail: bool = True) -> str:
         try:
             proc = subprocess.run(
-                [*GIT, *args],
-                cwd=self.directory,
+                [*git_in(self.directory), *args],
                 capture_output=True,
                 text=True,
                 encoding="utf-8",
@@ -179,8 +178,7 @@ def _read_text(path: Path) -> str:
 def _cat_file_batch(repo: GitRepo, spec: str, count: int) -> list[str]:
     """Blob texts in request order from one `git cat-file --batch` process."""
     proc = subprocess.run(
-        [*GIT, "cat-file", "--batch"],
-        cwd=repo.directory,
+        [*git_in(repo.directory), "cat-file", "--batch"],
         input=spec.encode("utf-8"),
         capture_output=True,
         env={**os.environ, **_GIT_ENV},
