@@ -85,7 +85,8 @@ def row(label: str, name: str, result: dict, note: str = "") -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def main() -> int:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, its paths made independent of the checkout pytest runs in."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path)
     parser.add_argument("tests", nargs="+", help="test files or node ids, relative to the checkout")
@@ -98,8 +99,18 @@ def main() -> int:
         "--rebase", action="store_true", help="then rebase the fixtures once and replay strictly again"
     )
     parser.add_argument("--speed-runs", type=int, default=2, help="runs of the speed rows, each side")
-    args = parser.parse_args()
-    checkout, label = args.checkout.resolve(), args.label or args.checkout.name
+    args = parser.parse_args(argv)
+    args.checkout = args.checkout.resolve()
+    args.label = args.label or args.checkout.name
+    # pytest runs in the checkout, so a relative --python is taken from where it was typed. Not
+    # resolved: a virtualenv's python is a link whose target is outside the virtualenv.
+    args.python = os.path.abspath(args.python)
+    return args
+
+
+def main() -> int:
+    args = arguments()
+    checkout, label = args.checkout, args.label
 
     shipped = run_pytest(args.python, checkout, args.tests, clean_env(), "--record-mode=none")
     imported = subprocess.run(

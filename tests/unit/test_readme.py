@@ -36,7 +36,13 @@ def test_every_module_is_in_the_architecture_map():
 
 def test_every_test_file_cited_is_where_the_citation_says():
     ours = {p.name for p in (REPO / "tests").rglob("*") if p.is_file()}
-    cited = {path for name in CITING for path in CITED.findall((REPO / name).read_text(encoding="utf-8"))}
+    cited = {
+        path
+        for name in CITING
+        for line in (REPO / name).read_text(encoding="utf-8").splitlines()
+        if "../" not in line  # a command run on another project's checkout names its test files
+        for path in CITED.findall(line)
+    }
     # the README's examples cite a user's tests/test_agent.py and the like: only names of ours are checked
     stale = sorted(path for path in cited if path.rsplit("/", 1)[-1] in ours and not (REPO / path).is_file())
     assert stale == []
