@@ -51,8 +51,9 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     ),
     "fixture": (
         lambda: importlib.import_module(".fixture", __name__),
-        "Import vcrpy cassettes and ctxmesh runs as fixtures, show and verify fixtures, keep them in an "
-        "object store pinned by digest.",
+        "Import vcrpy cassettes and ctxmesh runs as fixtures; show, list, verify, diff, seal and rebase "
+        "fixtures; keep them in an object store pinned by digest (push, pull: their --help names the "
+        "store's settings).",
     ),
     "policy": (lambda: importlib.import_module(".policy", __name__), "The policy gate."),
     "report": (
