@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -176,6 +178,61 @@ def test_isolated_argv_wraps_a_command_that_exits_3_when_isolation_fails(
     assert line.startswith("attest: sandbox: isolation could not be verified (")
 
 
+# --- files named directly under /tmp ---------------------------------------------------------------
+
+# Writes argv[1] as the report writer does: a temp file beside it, renamed over it.
+RENAME_OVER = textwrap.dedent(
+    """
+    import os, sys
+    target = sys.argv[1]
+    old = open(target).read() if os.path.exists(target) else ""
+    with open(target + ".part", "w") as out:
+        out.write(old + sys.argv[2])
+    os.replace(target + ".part", target)
+    raise SystemExit(int(sys.argv[3]))
+    """
+)
+
+
+@pytest.fixture
+def tmp_file() -> Iterator[Path]:
+    """A name directly under the real /tmp, unique to the test, removed after it."""
+    path = Path("/tmp", f"attest-sandbox-{uuid.uuid4().hex}.json")
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def test_a_file_written_directly_under_tmp_by_rename_comes_back(namespace: str, tmp_file: Path) -> None:
+    result = run_isolated([PY, "-c", RENAME_OVER, str(tmp_file), '{"tests": 1}', "5"])
+    assert result.returncode == 5, "the command's exit code is kept"
+    assert tmp_file.read_text() == '{"tests": 1}'
+    assert not tmp_file.with_name(tmp_file.name + ".part").exists(), "nothing else of the private /tmp"
+
+
+def test_a_file_that_existed_under_tmp_is_seen_inside_and_gets_the_content(
+    namespace: str, tmp_file: Path
+) -> None:
+    tmp_file.write_text("before;")
+    assert run_isolated([PY, "-c", RENAME_OVER, str(tmp_file), "after", "0"]).returncode == 0
+    assert tmp_file.read_text() == "before;after"
+    tmp_file.write_text("")
+    assert run_isolated(["sh", "-c", f"echo written >> {tmp_file}"]).returncode == 0
+    assert tmp_file.read_text() == "written\n"
+
+
+def test_a_symlink_planted_at_the_named_path_is_not_written_through(
+    namespace: str, tmp_file: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("untouched")
+    plant = f"import os, sys; os.symlink({str(victim)!r}, sys.argv[1])"
+    assert run_isolated([PY, "-c", plant, str(tmp_file)]).returncode == 0
+    assert victim.read_text() == "untouched"
+    assert not tmp_file.exists() and not tmp_file.is_symlink()
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err == [f"attest: sandbox: {tmp_file} not returned: it is a symbolic link, not a regular file"]
+
+
 # --- the sudo path ---------------------------------------------------------------------------------
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
@@ -242,6 +299,27 @@ def test_sudo_path_files_written_inside_belong_to_the_invoker(
         assert done.stdout.split() == [str(nobody), "kept", "unset"]
         assert (Path(shared) / "made-inside").stat().st_uid == nobody
     assert json.loads(out.read_text())["egress"]["strategy"] == "sudo-unshare"
+
+
+def test_sudo_path_a_file_returned_under_tmp_belongs_to_the_invoker(
+    namespace: str, tmp_path: Path, tmp_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("dropping to another user needs root; the argv test covers the non-root side")
+    nobody = 65534
+    out = tmp_path / "probe.json"
+    out.touch()
+    env = {"PATH": os.environ["PATH"]}
+    with tempfile.TemporaryDirectory(prefix="attest-sandbox-test-") as shared:
+        os.chmod(shared, 0o777)
+        reachable_toolkit(shared, monkeypatch)
+        # sh, not this Python: the unprivileged user may not run the test's interpreter.
+        command = ["sh", "-c", f"printf 'from nobody' > {tmp_file}.part && mv {tmp_file}.part {tmp_file}"]
+        argv = sudo_argv(command, env=env, invoker=Invoker(nobody, nobody, (nobody,)), probe_out=out)
+        done = subprocess.run(argv[argv.index("--") + 1 :], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert tmp_file.read_text() == "from nobody"
+    assert tmp_file.stat().st_uid == nobody
 
 
 # --- guard, errors and the CLI ----------------------------------------------------------------------

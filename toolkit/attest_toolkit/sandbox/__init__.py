@@ -2,8 +2,9 @@
 
 See `strategy` for how the namespaces are obtained, `probe` for the proof (no packet is ever sent)
 and `confine` for the escapes it tries, `inner` for the steps that run inside (privileges dropped
-with util-linux `setpriv`), `mounts` for the private /tmp and hidden daemon sockets, `init` for the
-PID namespace's first process, and `egress` for the record that report-v2 carries.
+with util-linux `setpriv`), `mounts` for the private /tmp and hidden daemon sockets, `tmpfiles` for
+the files named directly under /tmp, `init` for the PID namespace's first process, and `egress` for
+the record that report-v2 carries.
 """
 
 from __future__ import annotations

@@ -25,7 +25,13 @@ GROUP_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
 
 def run_as_init(program: str, argv: list[str], env: Mapping[str, str]) -> NoReturn:
     """Start argv, pass FORWARDED signals on to it, reap every child, exit as it exited."""
-    child = subprocess.Popen(argv, executable=program, env=dict(env))
+    sys.exit(supervise(program, argv, env))
+
+
+def supervise(program: str, argv: list[str], env: Mapping[str, str], pass_fds: tuple[int, ...] = ()) -> int:
+    """Start argv, pass FORWARDED signals on to it, reap every child; its exit code (128+N for
+    signal N, as a shell says)."""
+    child = subprocess.Popen(argv, executable=program, env=dict(env), pass_fds=pass_fds)
 
     def forward(received: int, _frame: object) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -40,4 +46,4 @@ def run_as_init(program: str, argv: list[str], env: Mapping[str, str]) -> NoRetu
         if pid == child.pid:
             break
     code = os.waitstatus_to_exitcode(status)
-    sys.exit(128 - code if code < 0 else code)
+    return 128 - code if code < 0 else code

@@ -3,9 +3,12 @@
 Stage one runs with the privileges the strategy gave it (root, or root of a user namespace): it
 brings loopback up, makes the private /tmp and hides the outside's sockets (`mounts`), then execs
 util-linux `setpriv` to set no_new_privs, clear the capability sets (the bounding set too, where it
-may) and, on the sudo path, become the invoking user again. Stage two (`--confined`) runs with what
+may) and, on the sudo path, become the invoking user again. When the run names files directly under
+/tmp, stage one runs setpriv as its child instead, stays the namespace's process 1, and copies those
+files back out when the command has ended (`tmpfiles`). Stage two (`--confined`) runs with what
 the command will have: it probes the network and tries the escapes (`probe`, `confine`), writes the
-egress record, and runs the command (as the namespace's process 1 when there is a PID namespace, see `init`).
+egress record, and runs the command (as the namespace's process 1 when there is a PID namespace and
+stage one did not stay, see `init`).
 
 Invoked as `python -c BOOT --strategy S [--probe-out F] [...] -- CMD ...`. It never returns: the
 command runs, or it prints one line and exits 3. The outer process reads F (JSON) to learn the egress
@@ -25,7 +28,7 @@ from typing import NoReturn
 from . import mounts
 from .confine import read_status
 from .egress import ENV_GUARD, GUARD_BLOCK, Egress, egress_record, to_environ
-from .init import run_as_init
+from .init import run_as_init, supervise
 from .netif import bring_up
 from .probe import LOOPBACK, Probe, run_probe
 from .strategy import (
@@ -37,6 +40,7 @@ from .strategy import (
     boot_argv,
     import_root,
 )
+from .tmpfiles import TmpFiles, direct_names
 
 EXIT_CANNOT_RUN = 3
 CAP_SETPCAP = 8
@@ -92,25 +96,42 @@ def _loopback_up(strategy: str) -> None:
             raise InnerError(f"cannot bring {LOOPBACK} up: {exc.strerror or exc}") from exc
 
 
-def _private_filesystem(args: argparse.Namespace, command: list[str], outside: list[str]) -> str:
+def _private_filesystem(
+    args: argparse.Namespace, command: list[str], outside: list[str]
+) -> tuple[str, TmpFiles | None]:
     """A private /tmp (what the run names stays, the session's sockets do not), no per-user runtime
-    or screen dirs, and no socket of the outside world: engine sockets and `outside` covered."""
+    or screen dirs, and no socket of the outside world: engine sockets and `outside` covered. The
+    files named directly under /tmp come back with what is returned (see `tmpfiles`)."""
     session = set(mounts.SESSION_SOCKET_VARIABLES)
     environ = [v for k, v in os.environ.items() if k not in session]
     setenv = [item for item in args.setenv if item.partition("=")[0] not in session]
-    named = [*command, *environ, *setenv, sys.executable, sys.prefix, import_root()]
+    named = mounts.named_tmp_paths([*command, *environ, *setenv, sys.executable, sys.prefix, import_root()])
+    files = TmpFiles(
+        os.open(mounts.TMP, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), names=direct_names(named)
+    )
     try:
-        tmp = mounts.private_tmp(mounts.named_tmp_paths(named))
+        tmp = mounts.private_tmp(named)
         mounts.private_session_dirs()
         hidden = mounts.hide_engine_sockets()
         others = mounts.hide_sockets(outside)
     except (mounts.MountError, OSError) as exc:
+        files.close()
         raise InnerError(f"cannot give the command a private /tmp: {exc}") from exc
-    return (
+    described = (
         tmp
         + (f"; hidden sockets: {', '.join(hidden)}" if hidden else "")
         + (f"; {len(others)} other outside socket(s) hidden" if others else "")
     )
+    if not tmp.startswith("private") or not files.names:  # shared /tmp: the files are there already
+        files.close()
+        return described, None
+    _say(files.copy_in())
+    return described, files
+
+
+def _say(problems: list[str]) -> None:
+    for line in problems:
+        print(f"attest: sandbox: {line}", file=sys.stderr)
 
 
 def _outside_sockets(fd: int | None) -> list[str]:
@@ -159,16 +180,54 @@ def _stage_one(args: argparse.Namespace, command: list[str], out: int | None) ->
     if args.strategy == GUARD:  # no namespace, nothing to drop: the guard is reported unverified
         _stage_two(args, command, out)
     _loopback_up(args.strategy)
-    mounting = args.strategy in MOUNT_STRATEGIES
-    tmp = _private_filesystem(args, command, _outside_sockets(out)) if mounting else args.tmp
+    files = None
+    if args.strategy in MOUNT_STRATEGIES:
+        tmp, files = _private_filesystem(args, command, _outside_sockets(out))
+    else:
+        tmp = args.tmp
     argv = _confined_argv(args, command, out, tmp)
-    for fd in (out, args.outer_net_fd):
-        if fd is not None:
-            os.set_inheritable(fd, True)
+    inherited = tuple(fd for fd in (out, args.outer_net_fd) if fd is not None)
+    for fd in inherited:
+        os.set_inheritable(fd, True)
+    if files is not None:
+        _run_and_return(argv, inherited, files, args)
     try:
         os.execv(argv[0], argv)
     except OSError as exc:
         raise InnerError(f"cannot run setpriv: {exc.strerror or exc}") from exc
+
+
+def _run_and_return(
+    argv: list[str], inherited: tuple[int, ...], files: TmpFiles, args: argparse.Namespace
+) -> NoReturn:
+    """Run the confined stage as a child (this process stays the namespace's init, holding the real
+    /tmp, which the command cannot reach: it has no capabilities left to trace or enter this process),
+    then copy the named files back with the invoker's identity, and exit as the command did."""
+    try:
+        code = supervise(argv[0], argv, os.environ, pass_fds=inherited)
+    except OSError as exc:
+        raise InnerError(f"cannot run setpriv: {exc.strerror or exc}") from exc
+    for fd in inherited:
+        os.close(fd)
+    try:
+        _become_invoker(args)
+    except OSError as exc:
+        _say([f"the files named under /tmp not returned: cannot drop privileges: {exc.strerror or exc}"])
+        sys.exit(code)
+    _say(files.copy_back())
+    files.close()
+    sys.exit(code)
+
+
+def _become_invoker(args: argparse.Namespace) -> None:
+    """On the sudo path, take the invoker's identity: what is written outside is theirs, and only
+    where the kernel lets them write (another user's file in the sticky /tmp stays as it is)."""
+    if args.user is None:
+        return
+    gid = args.group if args.group is not None else args.user
+    os.setgroups([int(g) for g in args.groups.split(",") if g])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(args.user, args.user, args.user)
 
 
 # --- stage two: confined, the command's own privileges ---------------------------------------------
