@@ -8,6 +8,7 @@ command did not wait for). Otherwise nothing is written and an existing fixture 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -28,6 +29,7 @@ from ..fixtures.document import (
     read_fixture,
     write_fixture,
 )
+from ..normalize.volatile import numbered_in_order
 from ..proxy.env import CREDENTIAL_VARS
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
@@ -125,16 +127,19 @@ _STAMPS = ("recorded_at", "toolkit_version")
 
 
 def unchanged(path: Path, doc: Fixture) -> bool:
-    """True when `path` already holds `doc` but for when and by which version it was recorded, so a
-    scheduled refresh that found nothing new leaves the file byte for byte (and opens no pull request)."""
+    """True when `path` already holds `doc` but for when and by which version it was recorded and how
+    its placeholders are numbered, so a scheduled refresh that found nothing new leaves the file byte
+    for byte (and opens no pull request), even after a partial refresh numbered its new values after
+    the old ones."""
     try:
         old = read_fixture(path, Secrets.of([]))
     except AttestError:  # missing or unreadable: write the new one
         return False
 
-    def content(fixture: Fixture) -> Fixture:
+    def content(fixture: Fixture) -> str:
         source = {k: v for k, v in fixture["source"].items() if k not in _STAMPS}
-        return {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source}
+        kept = {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source}
+        return numbered_in_order(json.dumps(kept, sort_keys=True, ensure_ascii=False))
 
     return content(old) == content(doc)
 
