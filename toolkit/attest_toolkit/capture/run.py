@@ -30,6 +30,7 @@ from ..fixtures.document import (
     write_fixture,
 )
 from ..normalize.volatile import numbered_in_order
+from ..providers import PROVIDERS
 from ..proxy.env import CREDENTIAL_VARS
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
@@ -113,6 +114,7 @@ def capture(
         raise UsageError("no command given; put it after `--`")
     path = fixture_path(name, fixtures_dir)
     env = dict(os.environ if env is None else env)
+    check_providers(env)
     declared = parse_tools(tools, env)
     secrets = capture_secrets(env, cwd)
     base = ReplayFirst(path, secrets) if only_misses else None
@@ -120,6 +122,15 @@ def capture(
         returncode = run_child(argv, {**env, **proxy.app.child_env()}, cwd)
     source = new_source(portable_command(argv), expect_fail=expect_fail, exit_code=returncode)
     return conclude(proxy.app, source, name, path, returncode, expect_fail)
+
+
+def check_providers(env: Mapping[str, str]) -> None:
+    """Refuse (exit 3) before the command starts when a provider the environment selects could not be
+    recorded here, instead of failing each of its calls."""
+    for provider in PROVIDERS.values():
+        problem = provider.capture_needs(env) if provider.capture_needs is not None else None
+        if problem is not None:
+            raise UsageError(problem)
 
 
 # When and with which toolkit a run was recorded: a re-record that changed nothing else keeps the file.
