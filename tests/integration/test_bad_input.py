@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
-from conftest import chat_request, chat_response, exchange, run_cli, write_fixture
+from conftest import chat_request, chat_response, clean_env, exchange, run_cli, write_fixture
 from report_factory import make_report
 
 
@@ -154,3 +154,49 @@ def test_a_write_that_cannot_complete_is_one_line_and_keeps_the_old_file(
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines()[-1] == f"attest: {mount / 't.attest.json'}: cannot write: {problem}"
     assert "Traceback" not in done.stderr
+
+
+# attest as installed without the bedrock extra: botocore cannot be imported.
+WITHOUT_BOTOCORE = (
+    "import sys; sys.modules['botocore'] = None; from attest_toolkit.cli import main; "
+    "sys.argv[0] = 'attest'; main()"
+)
+
+
+def capture_without_botocore(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "open('ran', 'w')"]
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_BOTOCORE, "capture", "--name", "b", "--", *command],
+        cwd=tmp_path,
+        env={k: v for k, v in clean_env(**env).items() if not k.startswith("AWS_")} | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+        ("AWS_PROFILE", "dev"),
+        ("ATTEST_BEDROCK_UPSTREAM", "http://127.0.0.1:9"),
+    ],
+)
+def test_capturing_bedrock_without_botocore_says_so_once_before_the_command_starts(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    done = capture_without_botocore(tmp_path, **{variable: value})
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"attest: capturing Bedrock ({variable} is set) re-signs each call with botocore, which is not "
+        "installed here: pip install 'attest-toolkit[bedrock]'"
+    ]
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_capture_that_selects_no_bedrock_runs_without_botocore(tmp_path: Path) -> None:
+    done = capture_without_botocore(tmp_path)
+    assert (tmp_path / "ran").exists()
+    assert done.returncode == 1  # it ran, and made no model call
+    assert "botocore" not in done.stderr

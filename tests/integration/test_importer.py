@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import stat
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -628,3 +630,26 @@ def test_show_takes_a_fixture_file_name_as_well_as_a_name(
     for given in ("weather", "weather.attest.json", str(path)):
         assert cli("fixture", "show", given) == 0, capsys.readouterr().err
         assert capsys.readouterr().out.startswith(f"fixture weather  ({path})")
+
+
+# aiohttp before 3.14, which has no web.RequestKey (a project whose vcrpy 8.1 holds aiohttp below 3.14).
+BEFORE_REQUEST_KEY = (
+    "import sys; from aiohttp import web; vars(web).pop('RequestKey', None); "
+    "from attest_toolkit.cli import main; sys.argv[0] = 'attest'; main()"
+)
+
+
+def test_the_import_runs_on_an_aiohttp_without_request_keys(tmp_path: Path) -> None:
+    cassette = write_cassette(
+        tmp_path / "one.yaml",
+        interaction(chat_request({"role": "user", "content": "one"}), chat_reply("first")),
+    )
+    argv = ["fixture", "import", str(cassette), "--name", "one", "--fixtures-dir", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-c", BEFORE_REQUEST_KEY, *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert [
+        i["response"]["body"]["json"]["choices"][0]["message"]["content"]
+        for i in model(fx.fixture_path("one", tmp_path))
+    ] == ["first"]

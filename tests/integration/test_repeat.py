@@ -141,3 +141,39 @@ def test_pytest_attest_repeat_names_the_flaky_test_in_the_terminal_the_report_an
     comment = render(report, "markdown")
     section = comment[comment.index("### Flaky agents (1)") :].splitlines()
     assert section[6] == f"| `test_agent.py::test_flaky` | `{flaky}` |"
+
+
+# Each run asks something new: every run misses, each with a request of its own (on two workers).
+MISSING_TESTS = """
+import openai
+
+def test_drifting(attest_replay, attest_run):
+    with attest_replay("two"):
+        client = openai.OpenAI(max_retries=0)
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": f"question {attest_run}"}]
+        )
+"""
+
+
+def test_a_repeated_test_that_misses_differently_each_run_is_flaky_in_the_report_as_on_the_terminal(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
+    scrub(monkeypatch)
+    write_fixture(
+        pytester.path / "tests" / "attest" / "fixtures",
+        "two",
+        [exchange(chat_request("question A", system=None), chat_response("answer A"))],
+    )
+    pytester.makepyfile(test_agent=MISSING_TESTS)
+    result = pytester.runpytest_subprocess(
+        "--attest-replay=strict", "--attest-repeat=3", "--attest-report=report.json", "-n", "2"
+    )
+    result.assert_outcomes(failed=3)
+    flaky = "the request keys differ between run 1 and run 2 at model call 1"
+    result.stdout.fnmatch_lines([f"attest repeat: flaky: test_agent.py::test_drifting: {flaky}"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    jsonschema.validate(report, load_schema("report-v2.schema.json"))
+    rows = [row for row in report["tests"] if row["id"].startswith("test_agent.py::test_drifting")]
+    assert len(rows) == 3
+    assert [row["replay"].get("flaky") for row in rows] == [flaky] * 3

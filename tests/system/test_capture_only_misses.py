@@ -6,6 +6,7 @@ tool (CAPTURE_AGENT_OFFSET) changes the second request of the chat and responses
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -24,7 +25,7 @@ from attest_toolkit.report.progress import ProgressLine
 from capture_helpers import agent, capture_env, run_attest
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from scripted import chat_text_stream, flow_replies, responses_answer
-from upstream import FakeUpstream
+from upstream import FakeUpstream, Reply, Seen
 
 CHANGED = {"CAPTURE_AGENT_OFFSET": "1"}
 
@@ -146,6 +147,35 @@ def test_only_misses_with_nothing_missed_calls_nothing_and_leaves_the_file_byte_
         "attest capture: 6 replayed, 0 recorded live (1 OTLP request accepted, not stored); "
         f"{Path('fixtures') / 'flow.attest.json'} unchanged"
     )
+    assert path.read_bytes() == before
+
+
+def echoing(seen: Seen) -> Reply | None:
+    """The Responses API's second answer, naming the previous response the request sent, as the real
+    API does (a partial refresh sent the id replay served, a full one the id the provider made)."""
+    previous = json.loads(seen.body or b"{}").get("previous_response_id")
+    if seen.path != "/v1/responses" or previous is None:
+        return None
+    answer = responses_answer()
+    doc = {**json.loads(gzip.decompress(answer.body)), "previous_response_id": previous}
+    return Reply(headers=answer.headers, body=gzip.compress(json.dumps(doc).encode(), mtime=0))
+
+
+def test_a_full_refresh_of_unchanged_traffic_after_a_partial_one_leaves_the_file_byte_for_byte(tmp_path):
+    path = recorded_flow(tmp_path)
+    with FakeUpstream([chat_text_stream()], check=echoing) as upstream:
+        partial = attest(
+            tmp_path, upstream.url, "capture", "--refresh", "flow", "--only-misses", "--yes", **CHANGED
+        )
+    assert partial.returncode == 0, partial.stderr
+    before = path.read_bytes()
+    # The same agent again, every call live: the provider answers as it did.
+    replies = [reply for i, reply in enumerate(flow_replies()) if i != 3]  # the fourth: `echoing`'s
+    with FakeUpstream(replies, check=echoing) as upstream:
+        full = attest(tmp_path, upstream.url, "capture", "--refresh", "flow", "--yes", **CHANGED)
+    assert full.returncode == 0, full.stderr
+    assert len(upstream.requests) == 6
+    assert full.stderr.splitlines()[-1].endswith(f"{Path('fixtures') / 'flow.attest.json'} unchanged")
     assert path.read_bytes() == before
 
 

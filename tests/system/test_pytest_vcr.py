@@ -222,6 +222,25 @@ def test_with_pytest_recording_serving_the_marker_a_failing_test_with_an_attest_
     followed.assert_outcomes(passed=1)
 
 
+@pytest.mark.parametrize("blocking", [["--block-network"], ["-m", "block_network"]])
+def test_the_opt_in_turns_pytest_recordings_network_blocking_off_too_and_a_miss_is_attests(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, blocking: list[str]
+) -> None:
+    marked = "@pytest.mark.block_network\n@pytest.mark.vcr" if "-m" in blocking else "@pytest.mark.vcr"
+    changed = INSIDE.replace("Say hello", "Say hello again").replace("@pytest.mark.vcr", marked)
+    suite.makepyfile(**{"tests/test_chat": changed})
+    cassette(suite.path / "tests/cassettes/test_chat/test_hello.yaml", "Say hello", "Hello!")
+    import_cassette(suite, "tests.test_chat.test_hello", "tests/cassettes/test_chat/test_hello.yaml")
+    monkeypatch.setenv("CI", "1")
+    args = ["--block-network"] if "-m" not in blocking else []
+    result = suite.runpytest_subprocess("--attest-vcr", *args, "-q")  # pytest-recording is installed
+    result.assert_outcomes(failed=1)
+    (failed,) = [line for line in result.outlines if line.startswith("FAILED ")]
+    assert failed.startswith("FAILED tests/test_chat.py::test_hello - replay miss: messages changed: ")
+    assert "Network is disabled" not in result.stdout.str()
+    assert "attest replay: 0 replayed · 0 live model calls · $0.00 · 1 missed · 1 failed" in result.outlines
+
+
 @contextmanager
 def keyed_ci_run(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
     """The suite with a test that calls, a key, CI set, and a provider on loopback that would answer."""

@@ -86,13 +86,15 @@ class ReplayFirst:
 
     def restore(self, exchange: Exchange) -> Exchange:
         """`exchange` with the ids replay served (and the agent sent back) as the placeholders they stand
-        for, so a new recording refers to the same `{{id_N}}` as the replayed one it follows."""
+        for, so a new recording refers to the same `{{id_N}}` as the replayed one it follows. Its answer
+        too: a provider echoes what it was sent (a Responses answer names its `previous_response_id`)."""
         served = self.session.served
         return dataclasses.replace(
             exchange,
             path=restore(exchange.path, served),
             query=restore(exchange.query, served),
             request_body=restore_bytes(exchange.request_body, served),
+            response_body=restore_bytes(exchange.response_body, served),
         )
 
     def still_on_disk(self) -> bool:

@@ -26,7 +26,7 @@ from ..providers import COUNTED, RECORDED, error_body, error_headers, route
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
-from ..proxy.http import MAX_REQUEST_BYTES
+from ..proxy.http import MAX_REQUEST_BYTES, request_flag
 from ..proxy.live import LiveForwarder, reason_of
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import HttpTool
@@ -35,7 +35,7 @@ from . import spend
 from .only_misses import ReplayFirst
 
 PROVIDERS = RECORDED
-_STARTED = web.RequestKey("attest_capture_started", bool)  # set once the response headers have gone out
+_STARTED = request_flag("attest_capture_started")  # set once the response headers have gone out
 _SHUTDOWN_TIMEOUT = 5.0
 
 

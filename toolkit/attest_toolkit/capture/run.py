@@ -8,6 +8,7 @@ command did not wait for). Otherwise nothing is written and an existing fixture 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -30,6 +31,8 @@ from ..fixtures.document import (
     write_fixture,
 )
 from ..normalize.headers import steady
+from ..normalize.volatile import numbered_in_order
+from ..providers import PROVIDERS
 from ..proxy.env import CREDENTIAL_VARS, check_upstreams
 from ..report.progress import ProgressLine, counted
 from ..tools.declare import declarations, parse_tools
@@ -114,6 +117,7 @@ def capture(
         raise UsageError("no command given; put it after `--`")
     path = fixture_path(name, fixtures_dir)
     env = dict(os.environ if env is None else env)
+    check_providers(env)
     declared = parse_tools(tools, env)
     check_upstreams(env)
     secrets = capture_secrets(env, cwd)
@@ -124,23 +128,34 @@ def capture(
     return conclude(proxy.app, source, name, path, returncode, expect_fail)
 
 
+def check_providers(env: Mapping[str, str]) -> None:
+    """Refuse (exit 3) before the command starts when a provider the environment selects could not be
+    recorded here, instead of failing each of its calls."""
+    for provider in PROVIDERS.values():
+        problem = provider.capture_needs(env) if provider.capture_needs is not None else None
+        if problem is not None:
+            raise UsageError(problem)
+
+
 # When and with which toolkit a run was recorded: a re-record that changed nothing else keeps the file.
 _STAMPS = ("recorded_at", "toolkit_version")
 
 
 def unchanged(path: Path, doc: Fixture) -> bool:
-    """True when `path` already holds `doc` but for when and by which version it was recorded and the
-    header values that change from call to call (a date, a timing), so a scheduled refresh that found
-    nothing new leaves the file byte for byte (and opens no pull request)."""
+    """True when `path` already holds `doc` but for when and by which version it was recorded, the
+    header values that change from call to call (a date, a timing) and how its placeholders are
+    numbered, so a scheduled refresh that found nothing new leaves the file byte for byte (and opens no
+    pull request), even after a partial refresh numbered its new values after the old ones."""
     try:
         old = read_fixture(path, Secrets.of([]))
     except AttestError:  # missing or unreadable: write the new one
         return False
 
-    def content(fixture: Fixture) -> Fixture:
+    def content(fixture: Fixture) -> str:
         source = {k: v for k, v in fixture["source"].items() if k not in _STAMPS}
         channels = {**fixture["channels"], "model": [steady(i) for i in model_interactions(fixture)]}
-        return {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source, "channels": channels}
+        kept = {**{k: v for k, v in fixture.items() if k != "digest"}, "source": source, "channels": channels}
+        return numbered_in_order(json.dumps(kept, sort_keys=True, ensure_ascii=False))
 
     return content(old) == content(doc)
 

@@ -19,7 +19,8 @@ _KEY_RE = re.compile(_KEY)
 _LOW, _HIGH = 1_000_000_000, 10_000_000_000
 # In JSON text (an SSE event): `"created":1764569740`, the number not followed by more of a number.
 _IN_TEXT = re.compile(rf'"({_KEY})"(\s*:\s*)([0-9]{{10}})(?![0-9.eE])')
-PLACEHOLDER = re.compile(r'"\{\{epoch_([0-9]+)\}\}"')
+EPOCH = "epoch"  # the placeholder's kind: `"{{epoch_3}}"`
+PLACEHOLDER = re.compile(rf'"\{{\{{{EPOCH}_([0-9]+)\}}\}}"')
 # Served values count seconds from 2025-01-01T00:00:00Z, as served ISO timestamps do.
 SERVED_BASE = 1_735_689_600
 
@@ -52,7 +53,7 @@ class Timestamps:
         found = self._seen.get((key, value))
         if found is None:
             self._count += 1
-            found = self._seen[key, value] = f"{{{{epoch_{self._count}}}}}"
+            found = self._seen[key, value] = f"{{{{{EPOCH}_{self._count}}}}}"
         return found
 
     def json(self, value: Any) -> Any:

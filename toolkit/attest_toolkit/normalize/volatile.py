@@ -17,6 +17,7 @@ import string
 from collections.abc import Callable
 
 from ..providers import ID_PREFIXES
+from .timestamps import EPOCH
 
 # ID_PREFIXES: the prefixes of provider-generated ids, separator included (each provider's `ids`). The
 # tail after the prefix must look random (16+ letters and digits, mixing letters and digits or upper
@@ -111,6 +112,28 @@ def _quoted(text: str, start: int, end: int) -> bool:
         and (start < 2 or text[start - 2] != "\\")
         and text[end : end + 1] == '"'
     )
+
+
+# Every placeholder a fixture holds: the volatile values' and the numeric timestamps' (`timestamps`).
+_ANY_PLACEHOLDER = re.compile(rf"\{{\{{(?P<kind>id|ts|email|{EPOCH})_(?P<number>[0-9]+)\}}\}}")
+
+
+def numbered_in_order(text: str) -> str:
+    """`text` with its placeholders renumbered by first occurrence, one counter per kind: two fixtures
+    that differ only in how their placeholders are numbered (a capture numbers from 1, a partial
+    refresh after the numbers it found) give the same text."""
+    numbers: dict[str, str] = {}
+    counts: dict[str, int] = {}
+
+    def renumber(m: re.Match[str]) -> str:
+        found = numbers.get(m.group(0))
+        if found is None:
+            kind = m.group("kind")
+            counts[kind] = counts.get(kind, 0) + 1
+            found = numbers[m.group(0)] = f"{{{{{kind}_{counts[kind]}}}}}"
+        return found
+
+    return _ANY_PLACEHOLDER.sub(renumber, text)
 
 
 def has_volatile(text: str) -> bool:

@@ -125,6 +125,9 @@ class Provider:
     # them to the same placeholder as the key when the engine has no key.
     placeholder_vars: tuple[str, ...] = ()
     signer: SignerFactory | None = None  # re-signs forwarded requests (capture, live calls)
+    # Why a capture in this environment could not record its calls (a library missing), said before the
+    # command starts; None when it can, or when nothing in the environment selects this provider.
+    capture_needs: Callable[[Mapping[str, str]], str | None] | None = None
     reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
     # How its users build a client, per test runner (pytest, vitest): a call that went around a replay
     # fails naming it, since a client built before the replay keeps the provider's URL.

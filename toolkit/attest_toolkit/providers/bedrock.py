@@ -27,6 +27,10 @@ _SIGNED = re.compile(r"SignedHeaders=([^,\s]+)")
 _GIVEN = re.compile(r"Signature=([0-9a-f]{64})")
 # Headers of the caller's signature: replaced by the new one (and never recorded: no request header is).
 _SIGNATURE = frozenset({"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"})
+_BASE_URL_VARS = (
+    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",  # botocore's per-service endpoint: boto3, pydantic-ai, langchain-aws
+    "AWS_BEDROCK_RUNTIME_ENDPOINT",  # LiteLLM's `bedrock/` models
+)
 _ACTIONS = ("converse", "converse-stream", "invoke", "invoke-with-response-stream")
 _MODEL = re.compile(r"/model/(.+)/(?:" + "|".join(_ACTIONS) + ")$")
 
@@ -148,14 +152,34 @@ class SigV4Signer:
         return hmac.compare_digest(expected, given.group(1))
 
 
+INSTALL = "pip install 'attest-toolkit[bedrock]'"  # the extra that brings botocore
+# What sends a capture's Bedrock calls to AWS: attest's upstream for it, the user's own endpoint, or
+# the credentials boto3 signs with (which the proxy signs with again).
+_CAPTURED_BY = ("ATTEST_BEDROCK_UPSTREAM", *_BASE_URL_VARS, "AWS_ACCESS_KEY_ID", "AWS_PROFILE")
+
+
+def capture_needs(env: Mapping[str, str]) -> str | None:
+    """Capturing Bedrock signs each call again with botocore: said once, before the command starts,
+    when the environment selects Bedrock and botocore cannot be imported."""
+    selected = next((var for var in _CAPTURED_BY if env.get(var, "").strip()), None)
+    if selected is None:
+        return None
+    try:
+        import botocore.auth  # noqa: F401  # what signing imports
+    except ImportError:
+        return (
+            f"capturing Bedrock ({selected} is set) re-signs each call with botocore, which is not "
+            f"installed here: {INSTALL}"
+        )
+    return None
+
+
 def _credentials(env: Mapping[str, str]) -> Any:
     try:
         from botocore.credentials import Credentials
         from botocore.session import Session
     except ImportError:
-        raise SigningFailed(
-            "forwarding a Bedrock call needs botocore to sign it (pip install boto3)"
-        ) from None
+        raise SigningFailed(f"forwarding a Bedrock call needs botocore to sign it ({INSTALL})") from None
     key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
     if key and secret:
         return Credentials(key, secret, env.get("AWS_SESSION_TOKEN") or None)
@@ -171,10 +195,7 @@ def _credentials(env: Mapping[str, str]) -> Any:
 PROVIDER = Provider(
     name="bedrock",
     on_httpx=False,
-    base_url_vars=(
-        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",  # botocore's per-service endpoint: boto3, pydantic-ai, langchain-aws
-        "AWS_BEDROCK_RUNTIME_ENDPOINT",  # LiteLLM's `bedrock/` models
-    ),
+    base_url_vars=_BASE_URL_VARS,
     proxy_path="",  # boto3 adds /model/{modelId}/...
     key_var="AWS_ACCESS_KEY_ID",
     placeholder_vars=("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"),
@@ -209,6 +230,7 @@ PROVIDER = Provider(
     volatile_headers=("x-amzn-bedrock-invocation-latency",),
     reply_parts=reply_parts,
     signer=SigV4Signer,
+    capture_needs=capture_needs,
     clients={"pytest": 'boto3.client("bedrock-runtime")', "vitest": "new BedrockRuntimeClient()"},
     priced_as=priced_as,
 )

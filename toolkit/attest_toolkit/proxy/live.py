@@ -23,6 +23,7 @@ from . import listeners
 from .ca_store import load_ca_store
 from .deadlines import CONNECT_TIMEOUT_VAR, TOTAL_TIMEOUT_VAR, Deadlines
 from .env import explicit_upstream, keys_in, user_base_url
+from .http import request_flag
 
 UPSTREAMS = {
     p.name: (p.upstream_var, p.default_upstream)
@@ -31,7 +32,7 @@ UPSTREAMS = {
 }
 _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
-_PREPARED = web.RequestKey("attest_live_prepared", bool)  # the answer's head has gone to the caller
+_PREPARED = request_flag("attest_live_prepared")  # the answer's head has gone to the caller
 
 OnExchange = Callable[[Exchange], Awaitable[None] | None]
 

@@ -20,7 +20,8 @@ is not served so: `--attest-egress=block` refuses it.
 `--record-mode` maps onto `--attest-record` (`new_episodes` is `new`, `rewrite` is `all`), with the
 same CI rule. A marked test that makes no model call passes without a fixture, and recording it
 writes nothing. `--block-network` (or the `block_network` marker) refuses connections to anything but
-loopback and `--allowed-hosts` while a test replays, as pytest-recording does.
+loopback and `--allowed-hosts` while a test replays, as pytest-recording does; loopback, where the
+engine listens, is never refused, and pytest-recording's own blocking is off with the rest of it.
 
 vcr_config keys: `filter_headers` holds by construction (a fixture keeps no request headers),
 `ignore_hosts` and `ignore_localhost` leave those hosts' plain HTTP alone (see `plain_http`: else
@@ -247,21 +248,28 @@ class VcrCompat:
         return re.sub(r"[<>?%*:|\"'/\\]", "-", name)
 
     @pytest.fixture(autouse=True)
-    def vcr(self, request: pytest.FixtureRequest) -> Iterator[None]:
-        markers = list(request.node.iter_markers("vcr"))
-        blocked = self._blocked_hosts(request, markers)
+    def block_network(self, request: pytest.FixtureRequest) -> Iterator[None]:
+        """`--block-network` and the marker, loopback (the engine) always reachable. Named as
+        pytest-recording's autouse fixture, which stays defined when that plugin is unregistered for
+        the run: this one replaces it, so its blocking is off too."""
+        blocked = self._blocked_hosts(request, list(request.node.iter_markers("vcr")))
         with _network_blocked(blocked) if blocked is not None else _nothing():
-            if not markers or self.config.getoption("disable_recording", False):
-                yield None
-                return
-            settings = merged(request.getfixturevalue("vcr_config"), markers)
-            self._note_keys(settings)
-            directory = Path(request.getfixturevalue("vcr_cassette_dir"))
-            cassette = directory / str(request.getfixturevalue("default_cassette_name"))
-            extra = [directory / str(a) for m in markers for a in m.args]
-            self._start(request.node, cassette, extra, settings)
+            yield
+
+    @pytest.fixture(autouse=True)
+    def vcr(self, request: pytest.FixtureRequest, block_network: None) -> Iterator[None]:
+        markers = list(request.node.iter_markers("vcr"))
+        if not markers or self.config.getoption("disable_recording", False):
             yield None
-            self.attest.finish(request.node)
+            return
+        settings = merged(request.getfixturevalue("vcr_config"), markers)
+        self._note_keys(settings)
+        directory = Path(request.getfixturevalue("vcr_cassette_dir"))
+        cassette = directory / str(request.getfixturevalue("default_cassette_name"))
+        extra = [directory / str(a) for m in markers for a in m.args]
+        self._start(request.node, cassette, extra, settings)
+        yield None
+        self.attest.finish(request.node)
 
     def _start(self, item: pytest.Item, cassette: Path, extra: list[Path], settings: dict[str, Any]) -> None:
         attest = self.attest
