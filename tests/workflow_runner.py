@@ -10,27 +10,19 @@ artifact carried from one job to the next).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from action_runner import StepRun, condition, interpolate, run_step
+from action_runner import ActionRun, condition, interpolate, run_step
 
 DEFAULT_SHELL = ["bash", "-e"]
 
 
 @dataclass
-class JobRun:
-    returncode: int
-    outputs: dict[str, str]
-    steps: list[StepRun] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    uses: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)  # (name, action, with)
-
-    @property
-    def log(self) -> str:
-        return "".join(f"--- {s.name}\n{s.stdout}{s.stderr}" for s in self.steps)
+class JobRun(ActionRun):
+    """A workflow job's run: an action's run, plus the artifacts its upload steps took."""
 
     def upload(self, name: str) -> Path:
         """Where the job's upload-artifact step named `name` took its files from."""
