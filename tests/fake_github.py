@@ -2,7 +2,8 @@
 
 It runs `http.server` in a thread on 127.0.0.1 (port 0) and reproduces:
 
-- Issue comments: `GET /repos/{o}/{r}/issues/{n}/comments` paginated with `per_page` (default 30,
+- `GET /repos/{o}/{r}/issues/{n}` (its `comments_url`, which a PyGithub that reads the issue before its
+  comments follows), and issue comments: `GET /repos/{o}/{r}/issues/{n}/comments` paginated with `per_page` (default 30,
   at most 100) and `page`, and a `Link` header with rel="first"/"prev"/"next"/"last" absolute URLs,
   omitted when everything fits on one page; `POST` to the same path creates (201);
   `PATCH`/`DELETE /repos/{o}/{r}/issues/comments/{id}` update (200) and delete (204).
@@ -286,6 +287,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"^/repos/([^/]+/[^/]+)/collaborators/([^/]+)/permission$", "get_permission"),
         ("GET", r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$", "get_pull"),
         ("GET", r"^/repos/([^/]+/[^/]+)/contents/(.+)$", "get_content"),
+        ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)$", "get_issue"),
         ("GET", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "list_comments"),
         ("POST", r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$", "create_comment"),
         ("PATCH", r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$", "update_comment"),
@@ -412,6 +414,14 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if key not in fake.state.comments:
                 raise _error(404, "Not Found")
             return fake.state.comments[key]
+
+        def get_issue(self, repo: str, number: str, **_: Any) -> None:
+            comments = self._issue(repo, number)
+            url = f"{fake.url}/repos/{repo}/issues/{number}"
+            issue = {"id": int(number), "number": int(number), "state": "open", "title": f"#{number}"}
+            raise _Reply(
+                200, {**issue, "url": url, "comments_url": f"{url}/comments", "comments": len(comments)}
+            )
 
         def list_comments(self, repo: str, number: str, query: dict[str, str], **_: Any) -> None:
             comments = self._issue(repo, number)

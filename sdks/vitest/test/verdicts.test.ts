@@ -130,7 +130,7 @@ describe("a project whose tests replay", () => {
     expect(run.status, run.output).toBe(0);
     const verdict = attest(["policy", "evaluate", "--report", clean]);
     expect(verdict.status, verdict.stdout + verdict.stderr).toBe(0);
-    expect(attest(["report", "summary", "--report", clean, "--format", "text"]).stdout).toMatch(/^2 replayed · 0 live model calls · \$0\.00/);
+    expect(attest(["report", "summary", "--report", clean, "--format", "text"]).stdout).toMatch(/^attest replay: 2 replayed · 0 live model calls · \$0\.00/);
   });
 });
 
