@@ -371,3 +371,21 @@ def test_the_token_never_follows_a_link_to_another_host(job: Job) -> None:
     assert "WARNING" not in log
     pages = [r.query.get("page", "1") for r in job.gl.requests("GET") if r.path.endswith("/notes")]
     assert pages == ["1"]
+
+
+def test_a_dotenv_value_is_one_line_cut_to_fit_gitlabs_5_kb(tmp_path: Path) -> None:
+    dotenv = tmp_path / "attest.env"
+    GitLabStep({"ATTEST_CI_DOTENV": str(dotenv)}).outputs({"reason": "changed:\n" + "tests/x.py " * 200})
+    [line] = dotenv.read_text(encoding="utf-8").splitlines()
+    name, value = line.split("=", 1)
+    assert name == "ATTEST_REASON" and value.startswith("changed: tests/x.py")
+    assert len(value.encode("utf-8")) <= 300 and value.endswith("…")
+
+
+def test_on_change_posts_no_note_for_a_run_with_nothing_to_tell(job: Job) -> None:
+    log = job.publish(
+        job.report([make_test("tests/test_agent.py::test_ok", replay=replay_facts(2))]),
+        comment_on_change=True,
+    )
+    assert "attest: note not posted: nothing to tell a reviewer" in log
+    assert job.gl.notes(PROJECT, IID) == [] and job.outputs()["ATTEST_COMMENT_URL"] == ""

@@ -42,7 +42,9 @@ class NoteOptions:
     project_dir: Path = Path()  # where the tests ran: the report's relative paths start there
 
 
-def summary_markdown(options: NoteOptions, env: Mapping[str, str], step: Step) -> tuple[str, Verdict, Report]:
+def summary_markdown(
+    options: NoteOptions, env: Mapping[str, str], step: Step
+) -> tuple[str, Verdict, Report, list[dict] | None]:
     """The note's markdown, redacted, its miss locations linked to the commit on GitLab."""
     pipeline = Pipeline.of(env)
     report = load_report(options.project_dir / options.report)
@@ -52,6 +54,7 @@ def summary_markdown(options: NoteOptions, env: Mapping[str, str], step: Step) -
     redacted = redact_report(report, secrets)
     shown = from_root(redacted, repository_prefix(options.project_dir, env.get("CI_PROJECT_DIR")))
     notes = [f"[The full report (HTML)]({options.report_url})"] if options.report_url else None
+    changes = _changes(options, step)
     text = render(
         shown,
         "markdown",
@@ -61,10 +64,10 @@ def summary_markdown(options: NoteOptions, env: Mapping[str, str], step: Step) -
         server_url=pipeline.server_url,
         max_chars=NOTE_LIMIT - len(MARKER) - NOTE_MARGIN,
         verdict=verdict,
-        fixture_changes=_changes(options, step),
+        fixture_changes=changes,
         notes=notes,
     )
-    return secrets.redact(text), verdict, redacted
+    return secrets.redact(text), verdict, redacted, changes
 
 
 def _changes(options: NoteOptions, step: Step) -> list[dict] | None:
@@ -110,7 +113,7 @@ def publish_step(
 ) -> int:
     """The gate's publish step on GitLab: the note and the outputs; never fails the step."""
     try:
-        markdown, verdict, report = summary_markdown(options, env, step)
+        markdown, verdict, report, changes = summary_markdown(options, env, step)
     except AttestError as exc:
         print(f"attest: {exc}", file=sys.stderr, flush=True)
         step.warning(f"publishing exited {exc.exit_code}; the gate's verdict is unchanged")
@@ -121,7 +124,7 @@ def publish_step(
         step.warning(f"{skipped}: skipping the merge request note")
     else:
         try:
-            create = not options.comment_on_change or worth_telling(report, verdict, None)
+            create = not options.comment_on_change or worth_telling(report, verdict, changes)
             url = _told(post_note(options, env, markdown, create, retry), env)
         except GitLabError as exc:
             step.warning(f"publishing to GitLab failed: {exc}; the gate's verdict is unchanged")

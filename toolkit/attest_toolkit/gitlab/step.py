@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..forge.trim import cut
 from .context import DOTENV
 
+VALUE_BYTES = 300  # a dozen outputs, some written twice, stay well under the report's 5 KB
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NAME = re.compile(r"[^A-Z0-9_]")
 
@@ -29,8 +31,10 @@ def plain(message: str) -> str:
 
 
 def dotenv_lines(values: Mapping[str, str]) -> str:
+    """`ATTEST_<NAME>=value` lines, each value cut to fit: GitLab refuses a dotenv report over 5 KB."""
     return "".join(
-        f"ATTEST_{_NAME.sub('_', name.upper())}={plain(value)}\n" for name, value in values.items()
+        f"ATTEST_{_NAME.sub('_', name.upper())}={cut(plain(value), VALUE_BYTES, unit='bytes')}\n"
+        for name, value in values.items()
     )
 
 
