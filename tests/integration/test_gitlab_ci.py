@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from report_factory import make_miss, make_report, make_test, replay_facts
 
@@ -147,3 +148,36 @@ def test_without_gitlab_ci_publish_is_githubs_and_needs_its_artifact_dir(job: Jo
         line
         == "attest: --artifact-dir is required on GitHub Actions (a read-only run leaves attest-pr.json there)"
     )
+
+
+def test_the_jobs_script_gates_a_project_attest_init_wrote(tmp_path: Path) -> None:
+    # The script of .gitlab-ci.yml as the runner runs it (one bash, -e and pipefail), on the project
+    # `attest init --forge gitlab` writes, on the default branch (no merge request: no note) and with
+    # the egress guard, since this machine may refuse the namespace.
+    project = tmp_path / "project"
+    project.mkdir()
+    assert run_cli(["init", str(project), "--forge", "gitlab"]).returncode == 0
+    job = yaml.safe_load((project / ".gitlab-ci.yml").read_text(encoding="utf-8"))["attest"]
+    env = {k: v for k, v in clean_env().items() if not k.startswith(("GITHUB_", "ATTEST_", "PYTEST_", "CI_"))}
+    env.update({k: str(v) for k, v in job["variables"].items()})
+    env.update(
+        GITLAB_CI="true", ATTEST_CI_NETWORK="guard", PATH=f"{Path(sys.executable).parent}:{env['PATH']}"
+    )
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", "\n".join(job["script"])],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "attest: verdict pass (exit 0)" in done.stdout
+    assert "WARNING: attest: no GitLab token" in done.stdout
+    reports = job["artifacts"]["reports"]
+    assert (project / reports["junit"]).is_file()
+    assert json.loads((project / reports["codequality"]).read_text(encoding="utf-8")) == []
+    dotenv = dict(
+        line.split("=", 1) for line in (project / reports["dotenv"]).read_text(encoding="utf-8").splitlines()
+    )
+    assert dotenv["ATTEST_VERDICT"] == "pass" and dotenv["ATTEST_REPLAYED"] == "1"
