@@ -77,7 +77,7 @@ def test_the_job_gates_with_the_network_off_and_publishes_what_gitlab_shows(tmp_
 
 
 def test_the_template_says_how_the_network_is_kept_off_where_unshare_is_refused() -> None:
-    text = starter.read_workflow("gitlab-ci.yml")
+    text = starter.read_workflow("gitlab/gitlab-ci.yml")
     assert "unshare" in text and 'cap_add = ["SYS_ADMIN"]' in text and '"guard"' in text
 
 
@@ -107,5 +107,5 @@ def test_an_output_is_read_back_as_written_never_evaluated(tmp_path: Path) -> No
 
 
 def job_of_template() -> tuple[dict[str, Any], dict[str, Any]]:
-    config = yaml.safe_load(starter.read_workflow("gitlab-ci.yml"))
+    config = yaml.safe_load(starter.read_workflow("gitlab/gitlab-ci.yml"))
     return config, config["attest"]

@@ -34,7 +34,7 @@ WORKFLOWS = {"pr-gate.yml": "attest-pr-gate.yml", "publish.yml": "attest-publish
 # Each forge's job files: where `attest init --forge F` writes them, from which file of `workflows/`.
 FORGE_FILES = {
     "github": {Path(".github") / "workflows" / target: source for source, target in WORKFLOWS.items()},
-    "gitlab": {Path(".gitlab-ci.yml"): "gitlab-ci.yml"},
+    "gitlab": {Path(".gitlab-ci.yml"): "gitlab/gitlab-ci.yml"},  # apart: workflows/*.yml are GitHub's
 }
 ACTION = "attest-toolkit/attest-toolkit"
 
