@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from attest_toolkit.forge.sticky import MARKER
 from attest_toolkit.gitlab.client import RetryPolicy
 from attest_toolkit.gitlab.notes import NOTE_LIMIT, note_body
@@ -389,3 +390,15 @@ def test_on_change_posts_no_note_for_a_run_with_nothing_to_tell(job: Job) -> Non
     )
     assert "attest: note not posted: nothing to tell a reviewer" in log
     assert job.gl.notes(PROJECT, IID) == [] and job.outputs()["ATTEST_COMMENT_URL"] == ""
+
+
+def test_the_fake_lets_a_maintainer_edit_anyones_note_and_no_one_else(gl: FakeGitLab) -> None:
+    # The contract the author check stands on: GitLab itself would let a Maintainer's token edit it.
+    note = gl.add_note(PROJECT, IID, f"theirs\n{MARKER}", OTHER)
+    url = f"{gl.api_url}/projects/{PROJECT}/merge_requests/{IID}/notes/{note['id']}"
+    headers = {"PRIVATE-TOKEN": TOKEN}
+    assert requests.put(url, json={"body": "ours"}, headers=headers, timeout=10).status_code == 403
+    gl.maintainer(PROJECT, BOT)
+    assert requests.put(url, json={"body": "ours"}, headers=headers, timeout=10).status_code == 200
+    assert requests.put(url, json={"body": "x"}, timeout=10).status_code == 401
+    assert requests.put(url, json={"body": "x" * 1_000_001}, headers=headers, timeout=10).status_code == 400
