@@ -36,6 +36,7 @@ def copy_of_the_site(tmp_path: Path) -> Path:
     root.mkdir()
     shutil.copy(REPO / "mkdocs.yml", root)
     shutil.copy(REPO / "README.md", root)  # the home page takes its sections
+    shutil.copytree(REPO / "workflows", root / "workflows")  # the GitLab guide shows its job
     shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns("__pycache__"))
     return root
 

@@ -31,6 +31,11 @@ FIXTURE = "attest-hello"
 TEST_FILE = Path("tests") / "test_attest_hello.py"
 POLICY_FILE = Path(".attest") / "policy.yml"
 WORKFLOWS = {"pr-gate.yml": "attest-pr-gate.yml", "publish.yml": "attest-publish.yml"}
+# Each forge's job files: where `attest init --forge F` writes them, from which file of `workflows/`.
+FORGE_FILES = {
+    "github": {Path(".github") / "workflows" / target: source for source, target in WORKFLOWS.items()},
+    "gitlab": {Path(".gitlab-ci.yml"): "gitlab/gitlab-ci.yml"},  # apart: workflows/*.yml are GitHub's
+}
 ACTION = "attest-toolkit/attest-toolkit"
 
 FIRST_TEST = f'''"""Your first attest test: it replays {DEFAULT_DIR.as_posix()}/{FIXTURE}.attest.json, offline.
@@ -72,16 +77,17 @@ class Written:
     wrote: bool  # False: it existed and was left as it was
 
 
-def init(root: Path) -> list[Written]:
-    """Write every starter file under `root` that does not exist yet; never overwrite one."""
+def init(root: Path, forge: str = "github") -> list[Written]:
+    """Write every starter file under `root` that does not exist yet, with the job files of `forge`
+    (github or gitlab); never overwrite one."""
     files = {
         Path(DEFAULT_DIR) / f"{FIXTURE}.attest.json": (DATA / f"{FIXTURE}.attest.json").read_text("utf-8"),
         TEST_FILE: FIRST_TEST,
         POLICY_FILE: policy_text(),
     }
     ref = release_ref()
-    for source, target in WORKFLOWS.items():
-        files[Path(".github") / "workflows" / target] = pinned(read_workflow(source), ref)
+    for target, source in FORGE_FILES[forge].items():
+        files[target] = pinned(read_workflow(source), ref)
     for path in files:  # all checked before any is written
         _refuse_leaving(root, path)
     return [_write_new(root, path, text) for path, text in files.items()]

@@ -2,7 +2,8 @@
 
 Each step's inputs are options that also read an `ATTEST_CI_*` variable, so a workflow passes them
 through its environment and no value is ever spliced into a shell line. Outputs, the summary and
-messages go to the forge the job runs on (GitHub Actions); the decisions are `forge/`'s.
+messages go to the forge the job runs on (`forges.py` chooses: GitLab CI or GitHub Actions); the
+decisions are `forge/`'s.
 """
 
 from __future__ import annotations
@@ -20,18 +21,20 @@ from ..forge.command import Isolation, Network, RunInputs, run_step
 from ..forge.fixtures import PullInputs, pull_step
 from ..forge.gate import PageInputs, page_step
 from ..forge.selection import SelectInputs, select_step
-from ..forge.step import StepFailed
+from ..forge.step import Step, StepFailed
 from ..forge.verdict import GateInputs, gate_step, policy_step
-from ..github.commands import ActionsStep, read_env_file, read_path_file
-from ..github.publish import PublishOptions, publish_step
+from ..forges import PublishRequest, default_base, publish, step_for, withheld, workspace
+from ..github.commands import read_env_file, read_path_file
 from ..replay.modes import Mode
 from ..report.policy import DEFAULT_PATHS
 from .command import command_group
 
 HELP = """The steps of a CI job that gates a change: pull, select, run, policy, html, publish, gate, in that order.
 
-Every option can be given as the ATTEST_CI_* variable its help names. Outputs, the job summary and
-error lines are GitHub Actions' (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, workflow commands).
+Every option can be given as the ATTEST_CI_* variable its help names. On GitHub Actions, outputs,
+the job summary and error lines are its own (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, workflow commands);
+with GITLAB_CI=true, outputs go to a dotenv report (ATTEST_CI_DOTENV, default attest.env) and
+messages are plain lines.
 """
 
 
@@ -41,9 +44,9 @@ def _opt(flag: str, env: str, help: str) -> typer.models.OptionInfo:
     )
 
 
-def _as_step(action: Callable[[ActionsStep], int]) -> None:
+def _as_step(action: Callable[[Step], int]) -> None:
     """Run one step: a StepFailed is the forge's error line and the step's exit code."""
-    step = ActionsStep(os.environ)
+    step = step_for(os.environ)
     try:
         code = action(step)
     except StepFailed as exc:
@@ -72,7 +75,7 @@ def select_command(
     ] = True,
 ) -> None:
     """Choose the tests to run: outputs run, kind, reason and ids (the file)."""
-    inputs = SelectInputs(select, base, shard, fixtures_dir, fixtures)
+    inputs = SelectInputs(select, base or default_base(os.environ), shard, fixtures_dir, fixtures)
     _as_step(lambda step: select_step(inputs, ids_file, step))
 
 
@@ -140,9 +143,10 @@ def run_command(
         agent_image,
         fixture,
         fixtures_dir,
-        Path(os.environ["GITHUB_WORKSPACE"]) if os.environ.get("GITHUB_WORKSPACE") else None,
+        workspace(os.environ),
         read_env_file(setup_env) if setup_env else {},
         read_path_file(setup_path) if setup_path else (),
+        withheld(os.environ),
     )
     _as_step(lambda step: run_step(inputs, step, os.environ))
 
@@ -223,8 +227,9 @@ def html_command(
 def publish_command(
     report: Annotated[Path, _opt("--report", "REPORT", "The report-v2 file of the run.")],
     artifact_dir: Annotated[
-        Path, _opt("--artifact-dir", "ARTIFACT_DIR", "Where a read-only run leaves attest-pr.json.")
-    ],
+        Path | None,
+        _opt("--artifact-dir", "ARTIFACT_DIR", "GitHub: where a read-only run leaves attest-pr.json."),
+    ] = None,
     policy: UsedPolicy = None,
     comment: Annotated[
         Literal["true", "false", "on-change"],
@@ -245,22 +250,22 @@ def publish_command(
     ] = None,
     project_dir: ProjectDir = Path(),
 ) -> None:
-    """Publish as `attest github publish` does (token: GITHUB_TOKEN); output pr-artifact. Never fails the step."""
-    options = PublishOptions(
-        report=report,
-        policy=policy,
-        comment=comment != "false",
-        comment_on_change=comment == "on-change",
-        summary=summary,
-        annotations=annotations,
-        check_run=check_run,
-        artifact_dir=artifact_dir,
-        base_ref=base_commit(base),
-        fixtures_dir=fixtures_dir,
-        report_url=report_url,
-        project_dir=project_dir,
+    """Publish: on GitHub as `attest github publish` does (token: GITHUB_TOKEN; output pr-artifact), on
+    GitLab the merge request's sticky note (token: ATTEST_GITLAB_TOKEN, else GITLAB_TOKEN). Never fails the step."""
+    request = PublishRequest(
+        report,
+        artifact_dir,
+        policy,
+        comment,
+        summary,
+        annotations,
+        check_run,
+        base_commit(base or default_base(os.environ)),
+        fixtures_dir,
+        report_url,
+        project_dir,
     )
-    _as_step(lambda step: publish_step(options, step, os.environ))
+    _as_step(lambda step: publish(request, step, os.environ))
 
 
 def pull_command(

@@ -12,6 +12,7 @@ from ..fixtures.diff import changes_between_dirs
 from ..fixtures.document import DEFAULT_DIR, atomic_write
 from ..forge.changes import fixture_changes
 from ..forge.gate import PageInputs, policy_verdict, write_page
+from ..gitlab.codequality import write_codequality
 from ..report.build import load_report, merge_reports, write_report
 from ..report.junit import from_junit, to_junit
 from ..report.summary import render
@@ -121,6 +122,18 @@ def from_junit_command(
     write_report(from_junit(junit), output)
 
 
+def codequality_command(
+    report: Annotated[Path, ReportOpt],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The JSON file to write (gl-code-quality-report.json).")
+    ],
+) -> None:
+    """Write GitLab's Code Quality report: one issue per replay miss and per test with live calls,
+    paths from the repository root, fingerprints that survive a moved line."""
+    count = write_codequality(report, output)
+    typer.echo(f"attest: {count} Code Quality issue(s) written to {output}")
+
+
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         typer.echo(text, nl=False)
@@ -129,10 +142,11 @@ def _emit(text: str, output: Path | None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    group = command_group("report", "Reports: PR summary, shard merge, JUnit XML.")
+    group = command_group("report", "Reports: PR summary, shard merge, JUnit XML, GitLab Code Quality.")
     group.command("summary", help=SUMMARY_HELP)(summary_command)
     group.command("html", help=HTML_HELP)(html_command)
     group.command("merge")(merge_command)
     group.command("junit")(junit_command)
     group.command("from-junit")(from_junit_command)
+    group.command("codequality")(codequality_command)
     app.add_typer(group, name="report")

@@ -51,11 +51,12 @@ class RunInputs:
     workspace: Path | None = None  # container: the directory mounted into it
     setup_env: Mapping[str, str] = field(default_factory=dict)  # for the command only
     setup_path: Sequence[str] = ()  # directories put first on the command's PATH, first one first
+    withheld: tuple[str, ...] = ()  # variables the command never gets (the forge's tokens)
 
 
 def command_env(inputs: RunInputs, report: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment the command starts in (before the set-up's own)."""
-    env = {k: v for k, v in environ.items() if k not in STORE_KEYS}
+    env = {k: v for k, v in environ.items() if k not in STORE_KEYS and k not in inputs.withheld}
     # ATTEST_REPORT: where the Vitest reporter (@attest-ai/vitest/reporter) writes the same report.
     env.update(CI="true", ATTEST_REPLAY=inputs.mode, ATTEST_REPORT=str(report))
     # pytest reads PYTEST_ADDOPTS wherever the command starts it (make, tox, uv run ...).

@@ -24,11 +24,10 @@ from github.CheckRun import CheckRun
 from github.IssueComment import IssueComment
 from urllib3.exceptions import MaxRetryError, ResponseError
 
-from .. import __version__
-from ..replay.price_table import table_date
-from .trim import COMMENT_LIMIT, fit
+from ..forge.sticky import MARKER as MARKER  # named here too, where the GitHub modules read it
+from ..forge.sticky import is_sticky, sticky_body
+from .trim import COMMENT_LIMIT
 
-MARKER = "<!-- attest-toolkit:summary -->"
 # Who comments with an Actions GITHUB_TOKEN (an installation token, for which GET /user answers 403).
 ACTIONS_BOT = "github-actions[bot]"
 ANNOTATIONS_PER_REQUEST = 50
@@ -161,20 +160,8 @@ class CommentResult:
 
 
 def comment_body(markdown: str) -> str:
-    """The rendered summary, trimmed under GitHub's limit, then who wrote it and the date of the prices
-    its costs come from, and the sticky marker line."""
-    footer = f"\n<sub>attest-toolkit {__version__} · model prices of {table_date()}</sub>\n{MARKER}\n"
-    text = markdown if markdown.endswith("\n") else markdown + "\n"
-    return fit(text, COMMENT_LIMIT - len(footer), unit="chars", notice=COMMENT_NOTICE) + footer
-
-
-def is_sticky(body: str | None) -> bool:
-    """A summary comment when its last line is exactly the marker, as `comment_body` writes it.
-
-    Only the last line counts: a quote of the marker in a reply, or one inside the summary, does not.
-    """
-    lines = (body or "").rstrip().splitlines()
-    return bool(lines) and lines[-1].strip() == MARKER
+    """The rendered summary, trimmed under GitHub's limit, with the footer and the sticky marker line."""
+    return sticky_body(markdown, COMMENT_LIMIT, COMMENT_NOTICE)
 
 
 def _message(exc: GithubException) -> str:
