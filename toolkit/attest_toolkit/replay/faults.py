@@ -12,12 +12,14 @@ This module only parses and chooses; answering a request with its fault is `repl
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:  # the engine's loop has it; parsing a SPEC (the CLI, the pytest plugin) does not need it
+    import asyncio
 
 Kind = Literal["status", "timeout", "disconnect", "cut", "latency", "pace"]
 STATUSES = (429, 500, 502, 503, 504, 529)
@@ -130,6 +132,8 @@ class SessionFaults:
 
     async def wait(self, seconds: float) -> bool:
         """Wait `seconds`, or less when the session closes meanwhile; True when they all passed."""
+        import asyncio
+
         if self._released is None:
             self._released = asyncio.Event()
         try:
@@ -144,4 +148,9 @@ class SessionFaults:
             self._released.set()
 
     def summary(self) -> dict[str, Any]:
-        return {"injected": len(self.injected), "list": list(self.injected), "notes": list(self.notes)}
+        """A session summary's fault facts, as its misses are: the count, each one, and the notes."""
+        return {
+            "faults": len(self.injected),
+            "fault_list": list(self.injected),
+            "fault_notes": list(self.notes),
+        }

@@ -105,7 +105,7 @@ def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
         sys.stderr.write(drift["message"] + "\n")
     for miss in summary["miss_list"]:
         sys.stderr.write(miss["message"] + "\n")
-    for note in summary.get("faults", {}).get("notes", []):
+    for note in summary.get("fault_notes", []):
         sys.stderr.write(note + "\n")
     if summary["live"]:
         sys.stderr.write(price_note() + "\n")

@@ -283,7 +283,7 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         c = self.counters
-        faults = {"faults": self.faults.summary()} if self.faults.plan else {}
+        faults = self.faults.summary() if self.faults.plan else {}
         return {
             **faults,
             "mode": self.mode,
