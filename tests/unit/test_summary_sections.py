@@ -105,7 +105,9 @@ def test_the_comment_names_which_tests_ran_with_which_faults_and_the_line_counts
         {"call": 1, "fault": "status=429,retry-after=1", "kind": "status"},
         {"call": 3, "fault": "every:pace=20", "kind": "pace"},
     ]
-    report = make_report([make_test(MISSED, "passed", replay=facts), make_test("tests/t.py::plain", "passed")])
+    report = make_report(
+        [make_test(MISSED, "passed", replay=facts), make_test("tests/t.py::plain", "passed")]
+    )
     view = View.of(report, None, [], run_secrets(), Links("https://github.com", "o/r", "a" * 40))
     faults = summary.Faults(view)
     assert faults.markdown().head == [
