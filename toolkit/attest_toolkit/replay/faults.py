@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..report.model import ReplayFaultListKind
 
 if TYPE_CHECKING:  # the engine's loop has it; parsing a SPEC (the CLI, the pytest plugin) does not need it
     import asyncio
 
-Kind = Literal["status", "timeout", "disconnect", "cut", "latency", "pace"]
+Kind = ReplayFaultListKind  # the kinds, written once: report-v2's schema (`fault_list[].kind`)
 STATUSES = (429, 500, 502, 503, 504, 529)
 # Faults answered instead of a recording (none is taken); the others change how a recording is served.
 WITHOUT_RECORDING: frozenset[str] = frozenset({"status", "timeout", "disconnect"})
