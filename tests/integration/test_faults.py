@@ -4,9 +4,10 @@ the provider's own shape, a timeout, a disconnect, a cut stream, latency and pac
 from __future__ import annotations
 
 import json
-import select
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -196,18 +197,26 @@ def test_latency_holds_the_head_past_a_client_timeout_then_serves_the_recording(
     assert summary["replayed"] == 1 and summary["fault_list"][0]["kind"] == "latency"
 
 
-def test_pace_sends_the_first_event_before_the_rest_of_the_stream() -> None:
+def test_pace_keeps_a_stream_going_while_a_whole_other_call_is_answered() -> None:
+    """What the client sees: the paced stream's first event, then a whole unpaced stream on another
+    session, start to end, and only then the rest of the paced one (unpaced, it would all be there)."""
     with Engine(clean_env()) as engine:
         sid, env = engine.open_session([STREAM], faults=["pace=300"])
-        events = paced_read(env["OPENAI_BASE_URL"] + "/chat/completions")
+        other, other_env = engine.open_session([STREAM])
+        with paced(env["OPENAI_BASE_URL"] + "/chat/completions") as (sock, first):
+            whole = httpx.post(other_env["OPENAI_BASE_URL"] + "/chat/completions", json=STREAM_REQUEST).text
+            meanwhile = available(sock)
+            rest = meanwhile + until_closed(sock)
         summary = engine.close_session(sid)
-    first, nothing_yet, rest = events
-    assert first.count(b"data: ") == 1 and not nothing_yet  # the first event alone, the next not yet sent
+        engine.close_session(other)
+    assert first.count(b"data: ") == 1 and whole.endswith("data: [DONE]\n\n")
+    assert b"[DONE]" not in meanwhile
     assert rest.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n") and summary["faults"] == 1
 
 
-def paced_read(url: str) -> tuple[bytes, bool, bytes]:
-    """(the first event as it arrived, whether more was there at once, the rest of the stream)."""
+@contextmanager
+def paced(url: str) -> Iterator[tuple[socket.socket, bytes]]:
+    """A raw connection that posted the stream request, and the body's bytes up to its first event."""
     where = urlsplit(url)
     body = json.dumps(STREAM_REQUEST).encode()
     head = (
@@ -219,8 +228,25 @@ def paced_read(url: str) -> tuple[bytes, bool, bytes]:
         received = b""
         while b"data: " not in received.partition(b"\r\n\r\n")[2] or not received.endswith(b"\n\n\r\n"):
             received += sock.recv(65536)
-        more = bool(select.select([sock], [], [], 0)[0])
-        rest = b""
+        yield sock, received.partition(b"\r\n\r\n")[2]
+
+
+def available(sock: socket.socket) -> bytes:
+    """What has arrived on `sock` by now, without waiting for more."""
+    sock.setblocking(False)
+    received = b""
+    try:
         while chunk := sock.recv(65536):
-            rest += chunk
-    return received.partition(b"\r\n\r\n")[2], more, rest
+            received += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+    return received
+
+
+def until_closed(sock: socket.socket) -> bytes:
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
