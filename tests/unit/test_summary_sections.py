@@ -96,3 +96,22 @@ def test_the_json_keeps_its_key_order() -> None:
         "fixtures",
         "flaky",
     ]
+
+
+def test_the_comment_names_which_tests_ran_with_which_faults_and_the_line_counts_them() -> None:
+    facts = replay_facts(1)
+    facts["faults"] = 2
+    facts["fault_list"] = [
+        {"call": 1, "fault": "status=429,retry-after=1", "kind": "status"},
+        {"call": 3, "fault": "every:pace=20", "kind": "pace"},
+    ]
+    report = make_report(
+        [make_test(MISSED, "passed", replay=facts), make_test("tests/t.py::plain", "passed")]
+    )
+    view = View.of(report, None, [], run_secrets(), Links("https://github.com", "o/r", "a" * 40))
+    faults = summary.Faults(view)
+    assert faults.markdown().head == [
+        f"- Faults: {MISSED}: status=429,retry-after=1 (request 1), every:pace=20 (request 3)"
+    ]
+    assert report["summary"]["replay"]["faults"] == 2
+    assert summary.report_summary_line(report).endswith(" · 2 faults injected")

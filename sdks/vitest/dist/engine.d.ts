@@ -36,6 +36,13 @@ export interface ReplaySummary {
     miss_list: Miss[];
     live_list?: LiveCall[];
     otlp_requests: number;
+    /** With faults (`useReplay(name, { faults })`): how many were injected, and each one. */
+    faults?: number;
+    fault_list?: {
+        call: number;
+        fault: string;
+        kind: string;
+    }[];
 }
 /** One call that went live (auto mode): its model and cost (null when unpriced). */
 export interface LiveCall {
@@ -46,6 +53,9 @@ export interface SessionSpec {
     fixture: string;
     mode: Mode;
     noLive: boolean;
+    /** The SPECs its model requests meet (attest_toolkit/replay/faults.py); a session with faults is
+     * served over HTTP only, so a timeout, a disconnect and a cut reach `fetch` as its own errors. */
+    faults?: string[];
 }
 /** A session open on the worker's engine; `env` points the provider SDKs at it. */
 export interface OpenSession {

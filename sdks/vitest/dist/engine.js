@@ -195,7 +195,8 @@ export class WorkerEngine {
         this.link.input.end();
     }
     async open(spec) {
-        const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
+        const faults = spec.faults?.length ? { faults: spec.faults } : {};
+        const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive, ...faults };
         const key = JSON.stringify(open);
         const template = this.templates.get(key);
         if (template !== undefined && this.exitCode === undefined) {

@@ -24,6 +24,11 @@ export interface ReplayOptions {
     enginePath?: string;
     /** "block": connections to provider hosts fail until the test ends, and the engine never goes live. */
     egress?: "block" | "off";
+    /**
+     * Faults injected into this replay's model requests, each `[call=N:|every:]KIND[,PARAM=VALUE]`
+     * (status=CODE, timeout, disconnect, cut=K, latency=MS, pace=MS): see the faults guide.
+     */
+    faults?: string[];
 }
 /** The running replay, returned by useReplay; `stop()` ends it before the test does. */
 export interface ReplayHandle {

@@ -47,7 +47,7 @@ export async function useReplay(name, options = {}) {
     let session;
     try {
         engine = await workerEngine(options.enginePath ?? DEFAULT_ENGINE);
-        session = await engine.open({ fixture, mode, noLive: block });
+        session = await engine.open({ fixture, mode, noLive: block, faults: options.faults ?? [] });
     }
     catch (error) {
         active = undefined;

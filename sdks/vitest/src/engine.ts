@@ -47,6 +47,9 @@ export interface ReplaySummary {
   miss_list: Miss[];
   live_list?: LiveCall[];
   otlp_requests: number;
+  /** With faults (`useReplay(name, { faults })`): how many were injected, and each one. */
+  faults?: number;
+  fault_list?: { call: number; fault: string; kind: string }[];
 }
 
 /** One call that went live (auto mode): its model and cost (null when unpriced). */
@@ -59,6 +62,9 @@ export interface SessionSpec {
   fixture: string;
   mode: Mode;
   noLive: boolean;
+  /** The SPECs its model requests meet (attest_toolkit/replay/faults.py); a session with faults is
+   * served over HTTP only, so a timeout, a disconnect and a cut reach `fetch` as its own errors. */
+  faults?: string[];
 }
 
 /** A session open on the worker's engine; `env` points the provider SDKs at it. */
@@ -271,7 +277,8 @@ export class WorkerEngine {
   }
 
   async open(spec: SessionSpec): Promise<OpenSession> {
-    const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive };
+    const faults = spec.faults?.length ? { faults: spec.faults } : {};
+    const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive, ...faults };
     const key = JSON.stringify(open);
     const template = this.templates.get(key);
     if (template !== undefined && this.exitCode === undefined) {

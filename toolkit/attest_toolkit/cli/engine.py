@@ -18,11 +18,13 @@ import typer
 from ..errors import UsageError
 from ..replay import runner
 from ..replay.claimed import serve_socket
+from ..replay.faults import parse_faults
 from ..replay.runner import print_outcome, run_command, serve_control
 from .command import command_group, run
 from .replay import (
     COMMAND,
     ENGINE,
+    FAULT,
     FIXTURE,
     FIXTURES_DIR,
     IMAGE,
@@ -58,20 +60,33 @@ def replay(
     image: str | None = IMAGE,
     engine_name: str | None = ENGINE,
     report: Path | None = REPORT,
+    fault: list[str] = FAULT,
 ) -> int:
     """Replay a fixture for a command or an image (--image), or serve it to a helper over stdin/stdout."""
-    check_image_only(image, engine_name, report)
+    check_image_only(image, engine_name)
+    if image is None and report is not None:
+        raise UsageError(
+            "attest-engine replay writes --report with --image only (attest replay: any command)"
+        )
+    parse_faults(fault)
     if image is not None and serve:
         raise UsageError("--serve serves a helper; --image runs an image: give one of them")
     fixtures = resolve_fixtures(name, fixture, fixtures_dir)
     if image is not None:
         return replay_image(
-            image, command or [], fixtures, mode=mode, engine_name=engine_name, match="strict", report=report
+            image,
+            command or [],
+            fixtures,
+            mode=mode,
+            engine_name=engine_name,
+            match="strict",
+            report=report,
+            faults=fault,
         )
     if serve:
         summary = runner.serve(fixtures, resolve_mode(mode), no_live)
         return 1 if summary["misses"] else 0
-    result = run_command(command or [], fixtures, resolve_mode(mode), no_live)
+    result = run_command(command or [], fixtures, resolve_mode(mode), no_live, faults=fault)
     print_outcome(result.summary, failed=result.returncode not in (0, None))
     if result.returncode is None:
         return 3

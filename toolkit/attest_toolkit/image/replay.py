@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
+from ..replay.runner import EXIT_PASS, ReplayRun, exit_code, print_outcome
 from ..replay.server import Engine
-from ..report.build import build_report, default_environment, replay_facts, write_report
+from ..report.replay_run import run_row, write_run_report
 from ..sandbox.egress import Egress, egress_record
 from .container import ImageRun
 from .netns import LoopbackNamespace
@@ -42,15 +43,18 @@ def namespace_egress(ns: LoopbackNamespace) -> Egress:
     return egress_record("none", bool(probe["isolated"]), described, STRATEGY)
 
 
-def run_image(target: ImageRun, fixtures: list[Path], match: str = "strict") -> ImageReplay:
-    """Run the image against a strict replay session of `fixtures`; never goes live."""
+def run_image(
+    target: ImageRun, fixtures: list[Path], match: str = "strict", faults: Sequence[str] = ()
+) -> ImageReplay:
+    """Run the image against a strict replay session of `fixtures` whose model requests meet
+    `faults`; never goes live."""
     binary = target.ready()
     started = time.monotonic()
     with LoopbackNamespace() as ns:
         engine = Engine(env={})  # no provider key: nothing can be forwarded, whatever the session asks
         engine.start(sock=ns.sockets[0])
         try:
-            sid, session_env = engine.open_session(list(fixtures), "strict", True, match)
+            sid, session_env = engine.open_session(list(fixtures), "strict", True, match, (), faults)
             returncode = target.run(binary, ns.path, session_env)
             summary = engine.close_session(sid)
         finally:
@@ -59,40 +63,21 @@ def run_image(target: ImageRun, fixtures: list[Path], match: str = "strict") -> 
     return ImageReplay(ReplayRun(returncode, summary), egress, time.monotonic() - started)
 
 
-def _shown(path: Path) -> str:
-    """A fixture's path as a report names it: relative to the working directory when inside it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def report_row(target: ImageRun, fixtures: list[Path], result: ImageReplay, code: int) -> dict[str, Any]:
     """The run as report-v2's one test row: passed, or failed with the first miss (or the exit code)."""
-    facts = replay_facts([result.run.summary], (_shown(p) for p in fixtures))
-    if "miss" in facts:
-        facts["miss"].pop("not_evaluated", None)
-    message = None
-    if code == EXIT_DIVERGED:
-        message = facts["miss"]["message"]
-    elif code == EXIT_COMMAND_FAILED:
-        message = f"the agent's container exited {result.run.returncode}"
-    return {
-        "id": f"image:{target.image}",
-        "file": _shown(fixtures[0]),
-        "line": None,
-        "outcome": "passed" if code == EXIT_PASS else "failed",
-        "duration": round(result.duration, 3),
-        "message": message,
-        "replay": facts,
-    }
+    failed = f"the agent's container exited {result.run.returncode}" if code != EXIT_PASS else None
+    return run_row(f"image:{target.image}", fixtures, result.run.summary, failed, result.duration)
 
 
 def replay_image(
-    target: ImageRun, fixtures: list[Path], match: str = "strict", report: Path | None = None
+    target: ImageRun,
+    fixtures: list[Path],
+    match: str = "strict",
+    report: Path | None = None,
+    faults: Sequence[str] = (),
 ) -> int:
     """Replay the image, print the misses and the summary line, write the report; the exit code."""
-    result = run_image(target, fixtures, match)
+    result = run_image(target, fixtures, match, faults)
     print_outcome(result.run.summary)
     verified = "verified" if result.egress["isolation_verified"] else "NOT verified"
     print(
@@ -102,11 +87,5 @@ def replay_image(
     code = exit_code(result.run)
     if report is not None:
         row = report_row(target, fixtures, result, code)
-        built = build_report(
-            [row],
-            egress=result.egress,
-            environment=default_environment("image"),
-            duration=result.duration,
-        )
-        write_report(built, report)
+        write_run_report(row, dict(result.egress), "image", result.duration, report)
     return code

@@ -129,6 +129,17 @@ def error_headers(provider: str, status: int) -> dict[str, str]:
     return found.error_headers(status) if found is not None and found.error_headers is not None else {}
 
 
+def status_error(provider: str, status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The body and headers `provider` itself answers a rate limit, an overload or a server error with
+    (OpenAI's shape for a provider that has none of its own), so its SDK raises and retries as it does."""
+    found = PROVIDERS.get(provider)
+    form = (
+        found.status_error if found is not None and found.status_error is not None else DEFAULT.status_error
+    )
+    assert form is not None
+    return form(status, message)
+
+
 def _merged_usage() -> dict[str, UsageFields]:
     """Each usage container's fields, over every provider that reports usage in it."""
     merged: dict[str, UsageFields] = {}
@@ -183,4 +194,5 @@ __all__ = [
     "provider_for",
     "provider_of_host",
     "route",
+    "status_error",
 ]

@@ -32,6 +32,15 @@ def error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
+# Anthropic's own error types for the statuses a fault injects (its SDK retries 429 and 5xx, 529 too).
+_STATUS_KINDS = {429: "rate_limit_error", 529: "overloaded_error"}
+
+
+def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
+    kind = _STATUS_KINDS.get(status, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}, {}
+
+
 _TAIL = Shape(BASE62, 22, "01")
 
 PROVIDER = Provider(
@@ -64,6 +73,7 @@ PROVIDER = Provider(
     stream_end=(rb"^event: *message_stop",),
     output_limits=("max_tokens",),
     error=error,
+    status_error=status_error,
     volatile_headers=("anthropic-ratelimit-*-remaining", "anthropic-ratelimit-*-reset"),  # the quota left
     clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
 )

@@ -33,6 +33,7 @@ PROVIDER = Provider(
     ids=openai.PROVIDER.ids,
     usage=openai.PROVIDER.usage,
     error=openai.error,
+    status_error=openai.status_error,
     volatile_headers=openai.VOLATILE_HEADERS,
     clients={"pytest": "AzureOpenAI()", "vitest": "new AzureOpenAI()"},
 )

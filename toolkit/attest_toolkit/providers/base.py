@@ -51,6 +51,9 @@ class UsageFields:
 
 ErrorBody = Callable[[int, str], dict[str, Any]]
 ErrorHeaders = Callable[[int], dict[str, str]]
+# The body and headers of an error the provider itself answers with (a rate limit, an overload, a 5xx),
+# as its SDK reads and retries it: what a replay's `--fault status=CODE` answers (replay.faults).
+StatusError = Callable[[int, str], "tuple[dict[str, Any], dict[str, str]]"]
 
 
 class SigningFailed(Exception):
@@ -117,6 +120,10 @@ class Provider:
     output_limits: tuple[str, ...] = ()
     error: ErrorBody | None = None  # the body of an error the proxy answers with itself
     error_headers: ErrorHeaders | None = None  # and the headers its SDK reads the error's kind from
+    status_error: StatusError | None = None  # its own 429/5xx (None: OpenAI's shape)
+    # Path endings of its AWS event-stream answers, in which such an error arrives as the stream's
+    # exception event (`:exception-type` the status error's `x-amzn-ErrorType`), after an HTTP 200.
+    errors_in_stream: tuple[str, ...] = ()
     # Its exceptions to a fixture keeping each response header as sent: its own headers whose value
     # changes from call to call (timings, quota left), kept but not compared when a re-record is (see
     # normalize.headers; `*` is any run of characters).

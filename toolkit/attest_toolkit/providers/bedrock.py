@@ -75,6 +75,18 @@ def error_headers(status: int) -> dict[str, str]:
     return {"x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
 
 
+# The exceptions Bedrock answers the statuses a fault injects with (botocore's standard retry mode
+# retries each of them).
+_STATUS_TYPES = {429: "ThrottlingException", 500: "InternalServerException"}
+
+
+def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
+    kind = _STATUS_TYPES.get(status, "ServiceUnavailableException")
+    return {"message": message}, {
+        "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"
+    }
+
+
 def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
     """The text and tool calls of a Converse answer or a ConverseStream event."""
     output = obj.get("output")
@@ -226,6 +238,8 @@ PROVIDER = Provider(
     output_limits=("inferenceConfig.maxTokens", "inferenceConfig.max_new_tokens", "max_tokens"),
     error=error,
     error_headers=error_headers,
+    status_error=status_error,
+    errors_in_stream=("/converse-stream", "/invoke-with-response-stream"),
     # InvokeModel's token counts (`x-amzn-bedrock-input-token-count`, ...) are the call's own: kept.
     volatile_headers=("x-amzn-bedrock-invocation-latency",),
     reply_parts=reply_parts,

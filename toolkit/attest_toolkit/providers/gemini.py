@@ -31,6 +31,15 @@ def error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}}
 
 
+# google.rpc.Status names of the statuses a fault injects.
+_FAULT_STATUS = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 504: "DEADLINE_EXCEEDED"}
+
+
+def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
+    name = _FAULT_STATUS.get(status, "UNAVAILABLE")
+    return {"error": {"code": status, "message": message, "status": name}}, {}
+
+
 def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
     """The text and function calls of a generateContent answer or stream event."""
     if not isinstance(obj.get("candidates"), list):
@@ -82,6 +91,7 @@ PROVIDER = Provider(
     # thinking tokens count against it; google-genai sends the camelCase form, REST callers either
     output_limits=("generationConfig.maxOutputTokens", "generation_config.max_output_tokens"),
     error=error,
+    status_error=status_error,
     reply_parts=reply_parts,
     clients={"pytest": "genai.Client()", "vitest": "new GoogleGenAI()"},
 )

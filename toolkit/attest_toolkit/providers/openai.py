@@ -57,6 +57,15 @@ def error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+# OpenAI's own errors for the statuses a fault injects: (type, code).
+_STATUS_KINDS = {429: ("requests", "rate_limit_exceeded")}
+
+
+def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
+    kind, code = _STATUS_KINDS.get(status, ("server_error", None))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}, {}
+
+
 _HEX50 = Shape(HEX, 50)
 # How long the call took and the quota it left (OpenAI's headers, also sent by the vendors that speak its API).
 VOLATILE_HEADERS = ("openai-processing-ms", "x-ratelimit-remaining-*", "x-ratelimit-reset-*")
@@ -112,6 +121,7 @@ PROVIDER = Provider(
     ),
     output_limits=("max_tokens", "max_completion_tokens", "max_output_tokens"),  # chat, Responses
     error=error,
+    status_error=status_error,
     volatile_headers=VOLATILE_HEADERS,
 )
 
@@ -138,6 +148,7 @@ def compatible(
         host_marks=(name,),
         usage=PROVIDER.usage,
         error=error,
+        status_error=status_error,
         volatile_headers=VOLATILE_HEADERS,
         clients=clients or OPENAI_CLIENTS,
     )

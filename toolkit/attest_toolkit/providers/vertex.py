@@ -59,6 +59,7 @@ PROVIDER = Provider(
     usage=gemini.PROVIDER.usage,
     stream_end=gemini.PROVIDER.stream_end,
     error=gemini.error,
+    status_error=gemini.status_error,
     reply_parts=gemini.reply_parts,
     clients={"pytest": "genai.Client(vertexai=True)", "vitest": "new GoogleGenAI({ vertexai: true })"},
     google_token=True,

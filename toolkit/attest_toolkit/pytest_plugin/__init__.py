@@ -41,6 +41,17 @@ if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run
     from .record_front import RecordingFront
 
 
+def check_faults(specs: list[str]) -> None:
+    """`--attest-fault`: a bad SPEC stops the run with one line, before any test (exit 4, pytest's
+    usage error)."""
+    from ..replay.faults import parse_faults
+
+    try:
+        parse_faults(specs)
+    except AttestError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -108,6 +119,9 @@ class AttestPlugin:
         self.show_diff = bool(config.getoption("attest_diff")) and not in_ci()
         if self.match not in MATCHES:
             raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
+        self.faults: list[str] = list(config.getoption("attest_fault", None) or [])
+        if self.faults:
+            check_faults(self.faults)
         self.engines: dict[str | None, EngineProcess] = {}
         self.active: ReplayHandle | None = None
         self.rows: dict[str, dict[str, Any]] = {}
@@ -245,13 +259,17 @@ class AttestPlugin:
             mode: str | None = None,
             fixtures_dir: str | Path | None = None,
             engine_path: str | None = None,
+            faults: list[str] | tuple[str, ...] = (),
         ) -> ReplayHandle:
+            from ..replay.faults import parse_faults
             from .handle import ReplayHandle, or_fail
 
             chosen = mode or self.mode
             if chosen not in MODES:
                 raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
-            handle = or_fail(lambda: ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path))
+            specs = [*self.faults, *faults]
+            or_fail(lambda: parse_faults(specs))  # a bad SPEC fails the test on one line, before it runs
+            handle = or_fail(lambda: ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path, specs))
             return handle.start()
 
         yield start

@@ -77,8 +77,10 @@ class ReplayHandle:
         mode: str,
         fixtures_dir: str | Path | None,
         engine_path: str | None,
+        faults: list[str] | None = None,
     ) -> None:
         self.plugin, self.item, self.name, self.mode = plugin, item, name, mode
+        self.faults = faults or []  # the SPECs this replay's model requests meet (replay.faults)
         self.path = fixture_path(name, fixtures_dir)
         if not self.path.is_absolute():
             self.path = Path(item.config.rootpath) / self.path
@@ -160,6 +162,7 @@ class ReplayHandle:
                 plugin.match,
                 plugin.ignore_rules(self.item),
                 self.item.nodeid,
+                self.faults,
             )
         )
         pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}

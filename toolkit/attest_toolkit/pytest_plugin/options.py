@@ -54,6 +54,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Under a test that missed, show the recorded and the sent request side by side (secrets "
         "redacted). Local runs only: ignored when CI is set.",
     )
+    group.addoption(
+        "--attest-fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="Inject a fault into every replayed test's model requests: [call=N:|every:]KIND[,PARAM=VALUE], "
+        "KIND one of status=CODE (retry-after=SECONDS), timeout, disconnect, cut=K, latency=MS, pace=MS. "
+        "Repeatable; a test's own attest_replay(..., faults=[...]) come after these.",
+    )
     group.addoption("--attest-report", default=None, metavar="PATH", help="Write report-v2 JSON to PATH.")
     group.addoption(
         "--attest-repeat",

@@ -101,8 +101,10 @@ class EngineProcess:
         match: str = "strict",
         ignore: Sequence[str] = (),
         test: str | None = None,
+        faults: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
-        """`test`: the pytest node id replaying, which a miss names in its re-record hint."""
+        """`test`: the pytest node id replaying, which a miss names in its re-record hint; `faults`:
+        the SPECs its model requests meet (replay.faults)."""
         spec: dict[str, Any] = {"fixtures": [str(f) for f in fixtures], "mode": mode, "no_live": no_live}
         if match != "strict":
             spec["match"] = match
@@ -110,6 +112,8 @@ class EngineProcess:
             spec["ignore"] = list(ignore)
         if test:
             spec["test"] = test
+        if faults:
+            spec["faults"] = list(faults)
         if not self.lane.closed:
             spec["lane"] = True
         reply = self._call({"open": spec}, "opening this replay")

@@ -56,13 +56,15 @@ def run_command(
     no_live: bool,
     env: Mapping[str, str] | None = None,
     match: str = "strict",
+    faults: Sequence[str] = (),
 ) -> ReplayRun:
-    """Run `argv` with the provider base URLs pointed at a replay session; return its exit and summary."""
+    """Run `argv` with the provider base URLs pointed at a replay session whose model requests meet
+    `faults` (replay.faults); return its exit and summary."""
     if not argv:
         raise UsageError("no command given; put it after `--`")
     base_env = dict(os.environ if env is None else env)
     with Engine(base_env) as engine:
-        sid, session_env = engine.open_session(list(fixtures), mode, no_live, match)
+        sid, session_env = engine.open_session(list(fixtures), mode, no_live, match, (), faults)
         try:
             proc = subprocess.run(list(argv), env={**base_env, **session_env}, check=False)
             returncode: int | None = proc.returncode
@@ -103,6 +105,8 @@ def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
         sys.stderr.write(drift["message"] + "\n")
     for miss in summary["miss_list"]:
         sys.stderr.write(miss["message"] + "\n")
+    for note in summary.get("fault_notes", []):
+        sys.stderr.write(note + "\n")
     if summary["live"]:
         sys.stderr.write(price_note() + "\n")
     print(replay_line(summary, int(failed)), flush=True)
@@ -318,6 +322,7 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
                 "no_live": bool(spec.get("no_live")),
                 "match": spec.get("match", "strict"),
                 "ignore": spec.get("ignore", ()),
+                "faults": spec.get("faults", ()),
             }
             test = spec.get("test") if isinstance(spec.get("test"), str) else None
             sid, env = app.open(**arguments, sid=spec.get("id"), test=test)

@@ -34,6 +34,7 @@ from ..proxy.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credential
 from ..tools.declare import replay_env
 from .ahead import Aheads
 from .fastpath import FastConnections
+from .faults import Fault, parse_faults
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
 from .index import FixtureStore, Recording
 from .modes import MATCHES, MODES, Mode, in_ci
@@ -115,10 +116,12 @@ class ReplayApp:
         ignore: Sequence[str] = (),
         sid: str | None = None,
         test: str | None = None,
+        faults: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
         """A new session; `ignore`: the run's ignore rules (a marker's, the policy's), on top of each
         fixture's own; `sid`: the id its runner chose (the per-run secret, as random as ours); `test`:
-        the pytest node id replaying, which a miss names in its re-record hint."""
+        the pytest node id replaying, which a miss names in its re-record hint; `faults`: the SPECs
+        its model requests meet (replay.faults)."""
         if sid is not None and (not SESSION_ID.fullmatch(sid) or sid in self.sessions):
             raise AttestError("a session id is 16 to 64 lowercase hex digits, not one already open")
         if mode not in MODES:
@@ -129,7 +132,8 @@ class ReplayApp:
             loaded = [self.store.get(p) for p in fixtures]
         sid = sid or os.urandom(8).hex()  # what secrets.token_hex(8) is, without importing that module
         rules = parse_ignore(ignore, "the run's ignore rules")
-        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules, test)
+        plan: tuple[Fault, ...] = parse_faults(faults)
+        self.sessions[sid] = Session(loaded, mode, no_live, match, self.secrets, rules, test, plan)
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
@@ -166,9 +170,14 @@ class ReplayApp:
         session = self.sessions.pop(sid, None)
         if session is None:
             raise AttestError(f"no replay session {sid!r}")
+        session.faults.release()  # a request held by a `timeout` fault never keeps the close waiting
         if self.google is not None:
             self.google.remove(sid)
         return session.summary()
+
+    def release_faults(self) -> None:
+        for session in self.sessions.values():
+            session.faults.release()
 
     def hit(self, sid: str, sent: Sent) -> Recording | None:
         """The recording a strict session answers this model call with from its prebuilt bytes, taken
@@ -184,11 +193,13 @@ class ReplayApp:
         return self.take(session, key)
 
     def serving(self, sid: str) -> Session | None:
-        """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off)."""
+        """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off, no
+        faults: a faulted session's every call goes to the web layer, where its faults are injected
+        and its requests counted, so a lane's client meets them on a real socket)."""
         session = self.sessions.get(sid)
-        return (
-            session if session is not None and session.mode != "off" and session.match == "strict" else None
-        )
+        if session is None or session.mode == "off" or session.match != "strict" or session.faults.plan:
+            return None
+        return session
 
     @staticmethod
     def take(session: Session, key: str) -> Recording | None:
@@ -234,13 +245,16 @@ class Engine:
         no_live: bool = False,
         match: str = "strict",
         ignore: Sequence[str] = (),
+        faults: Sequence[str] = (),
     ) -> tuple[str, dict[str, str]]:
-        return self.server.call(self.app.open, fixtures, mode, no_live, match, ignore)
+        return self.server.call(self.app.open, fixtures, mode, no_live, match, ignore, None, None, faults)
 
     def close_session(self, sid: str) -> dict[str, Any]:
         return self.server.call(self.app.close, sid)
 
     def stop(self) -> None:
+        if self.server.loop.is_running():  # a session never closed must not hold its timeouts either
+            self.server.call(self.app.release_faults)
         self.server.stop()
         listeners.stopped(self.base_url)
 

@@ -6,6 +6,7 @@ order. A miss is diagnosed against the next unused recording of the same endpoin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..normalize.served import Sent
 from ..tools.match import CallKey, ToolChannel, ToolRecording
 from . import diagnose, rerecord
 from .diagnose import Miss, MissKind
+from .faults import Fault, SessionFaults
 from .index import LoadedFixture, Recording, index_recordings
 from .modes import Mode
 
@@ -49,6 +51,7 @@ class Session:
         secrets: Secrets | None = None,
         rules: tuple[Rule, ...] = (),
         test: str | None = None,
+        faults: Sequence[Fault] = (),
     ) -> None:
         self.fixtures = fixtures
         self.test = test  # the pytest node id that opened the session, for a miss's re-record hint
@@ -72,6 +75,7 @@ class Session:
         self.compared: tuple[int, Recording] | None = None  # the recording the last miss was compared with
         self._used = bytearray(len(self.recordings))
         self.counters = Counters()
+        self.faults = SessionFaults(faults)  # what its model requests meet (replay.faults)
         self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
         self.tool_servers = {name: decl for f in fixtures for name, decl in f.tools.items()}
         # Ignore rules by fixture: the fixture's own, then the run's (a marker's, the policy's).
@@ -279,7 +283,9 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         c = self.counters
+        faults = self.faults.summary() if self.faults.plan else {}
         return {
+            **faults,
             "mode": self.mode,
             "fixtures": [str(f.path) for f in self.fixtures],
             "recorded": len(self.recordings),

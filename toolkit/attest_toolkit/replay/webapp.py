@@ -21,9 +21,10 @@ from ..proxy import listeners
 from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
 from ..tools.replay import ToolReplay
-from . import last_miss
+from . import fault_serve, last_miss
 from .channel import Channel, ChannelContext
 from .diagnose import NO_SESSION, Miss, MissKind
+from .faults import WITHOUT_RECORDING
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
 from .google_token import TOKEN, CredentialFiles
 from .index import Recording
@@ -114,6 +115,9 @@ class ModelCalls:
             session.record_miss(miss, not_evaluated=False)
             return miss_response(provider, miss.message)
         provider, path = route(provider, "/" + request.match_info["tail"])
+        fault = session.faults.next_request() if session.faults.plan else None
+        if fault is not None and fault.kind in WITHOUT_RECORDING:
+            return await fault_serve.instead(request, session.faults, provider, path, fault)
         if session.mode == "off":
             return await self.go_live(request, session, provider, path, raw, None)
         sent = sent_of(request, provider, path, raw)
@@ -124,6 +128,8 @@ class ModelCalls:
         )
         if isinstance(found, Recording):
             session.counters.replayed += 1
+            if fault is not None:
+                return await fault_serve.serving(request, session.faults, found, fault)
             return await serve_recording(request, found)
         self.keep_miss(session, sent, found)
         return await self.miss(request, session, provider, path, raw, found, rk.model)

@@ -32,11 +32,12 @@ OUTCOMES: tuple[model.TestOutcome, ...] = get_args(model.TestOutcome)
 FAILED_OUTCOMES = frozenset({"failed", "error"})
 # From the strongest network isolation to the weakest; a merged run is only as isolated as its weakest shard.
 EGRESS_MODES: tuple[model.SummaryEgressMode, ...] = get_args(model.SummaryEgressMode)
-# Counts only some runs have: tool-channel requests served from fixtures and live, and model requests
-# served despite a change under lenient matching (drift). Absent when zero, so older reports read the same.
-ToolCount = Literal["tool_replayed", "tool_live", "drift"]
+# Counts only some runs have: tool-channel requests served from fixtures and live, model requests
+# served despite a change under lenient matching (drift), and faults injected (`--fault`). Absent when
+# zero, so older reports read the same.
+ToolCount = Literal["tool_replayed", "tool_live", "drift", "faults"]
 ReplayCount = Literal["replayed", "live", "misses", "unpriced", "unused"]
-TOOL_COUNTS: tuple[ToolCount, ...] = ("tool_replayed", "tool_live", "drift")
+TOOL_COUNTS: tuple[ToolCount, ...] = ("tool_replayed", "tool_live", "drift", "faults")
 REPLAY_COUNTS: tuple[ReplayCount, ...] = ("replayed", "live", "misses", "unpriced", "unused")
 # What a summary's replay totals must cover of its rows' sums. Literal keys, so the types follow them.
 SUMMED: tuple[Literal[ReplayCount, "live_cost_usd"], ...] = (*REPLAY_COUNTS, "live_cost_usd")
@@ -228,6 +229,9 @@ def replay_facts(sessions: list[dict[str, Any]], fixtures: Iterable[str]) -> dic
     for key in TOOL_COUNTS:  # only a test with a tool channel (or drift) carries them
         if any(s.get(key) for s in sessions):
             facts[key] = sum(s.get(key, 0) for s in sessions)
+    injected = [f for s in sessions for f in s.get("fault_list", [])]
+    if injected:  # which faults the test ran with, for the comment
+        facts["fault_list"] = injected
     live_calls = [c for s in sessions for c in s.get("live_list", [])]
     if live_calls:
         facts["live_calls"] = live_calls

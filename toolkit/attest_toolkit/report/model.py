@@ -10,6 +10,7 @@ from typing import Any, Literal, TypedDict
 
 TestOutcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_evaluated"]
 ReplayMode = Literal["strict", "auto", "off"]
+ReplayFaultListKind = Literal["status", "timeout", "disconnect", "cut", "latency", "pace"]
 ReplayMissComponent = Literal[
     "system",
     "messages",
@@ -24,6 +25,12 @@ ReplayMissComponent = Literal[
     "plain_http",
 ]
 SummaryEgressMode = Literal["none", "guard", "off"]
+
+
+class ReplayFaultList(TypedDict):
+    call: int
+    fault: str
+    kind: ReplayFaultListKind
 
 
 class ReplayLiveCall(TypedDict):
@@ -65,6 +72,8 @@ class Replay(_ReplayRequired, total=False):
     drift_message: str
     flaky: str
     drift_paths: list[str]
+    faults: int
+    fault_list: list[ReplayFaultList]
     live_calls: list[ReplayLiveCall]
     miss: ReplayMiss
 
@@ -119,6 +128,7 @@ class SummaryReplay(_SummaryReplayRequired, total=False):
     tool_replayed: int
     tool_live: int
     drift: int
+    faults: int
 
 
 class _SummaryUsageRequired(TypedDict):

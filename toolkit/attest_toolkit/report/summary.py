@@ -53,13 +53,15 @@ def summary_line(
     unused: int = 0,
     missed: int = 0,
     failed: int = 0,
+    faults: int = 0,
 ) -> str:
     """`4 replayed · 0 live model calls · $0.00`, with `(+N unpriced)` when some live calls had no price,
     `· N missed` and `· N failed` when a request matched no recording or a test (the command) failed,
     `· 3 tool calls replayed · 0 live tool calls` when the run had a tool channel, and
     `· N recordings unused` when the agent did not make every recorded call (a call that went around
-    the proxy, to a provider directly, leaves its recording unused). Callers pass `unused` only for a
-    replay without misses: a miss already says why a recording went unused."""
+    the proxy, to a provider directly, leaves its recording unused), and `· N faults injected` when
+    `--fault` injected some (a fault is not a miss). Callers pass `unused` only for a replay without
+    misses: a miss already says why a recording went unused."""
     # The wording is fixed, "1 live model calls" included, so that logs and checks can match it.
     line = f"{replayed} replayed · {live} live model calls · {money(live_cost_usd)}"
     line = f"{line} (+{unpriced} unpriced)" if unpriced else line
@@ -67,7 +69,8 @@ def summary_line(
     line += f" · {failed} failed" if failed else ""
     if any(tools):
         line += f" · {tools[0]} tool calls replayed · {tools[1]} live tool calls"
-    return f"{line} · {counted(unused, 'recording')} unused" if unused else line
+    line = f"{line} · {counted(unused, 'recording')} unused" if unused else line
+    return f"{line} · {counted(faults, 'fault')} injected" if faults else line
 
 
 def money(usd: float) -> str:
@@ -100,6 +103,7 @@ def replay_line(counts: Mapping[str, Any], failed: int = 0) -> str:
         _unused(counts),
         int(counts.get("misses", 0)),
         failed,
+        int(counts.get("faults", 0)),
     )
 
 
@@ -155,6 +159,7 @@ def report_summary_line(report: Report) -> str:
         _unused(replay),
         replay["misses"],
         sum(report["summary"]["outcomes"].get(o, 0) for o in FAILED_OUTCOMES),
+        replay.get("faults", 0),
     )
 
 
@@ -372,6 +377,22 @@ class Drift(Labelled):
 
     def lines(self) -> list[str]:
         return _drift_words(self.report)
+
+
+class Faults(Labelled):
+    """Which tests ran with which injected faults (`--fault`): a fault is not a miss, but a reviewer
+    reads a pass under faults as the agent's recovery."""
+
+    label = "Faults"
+
+    def lines(self) -> list[str]:
+        lines = []
+        for test in self.report["tests"]:
+            injected = replay_of(test).get("fault_list") or []
+            if injected:
+                specs = ", ".join(f"{f['fault']} (request {f['call']})" for f in injected)
+                lines.append(f"{test['id']}: {specs}")
+        return lines
 
 
 class Verdict(Section):
@@ -618,6 +639,7 @@ SECTIONS: tuple[type[Section], ...] = (
     Counts,
     Egress,
     Drift,
+    Faults,
     Verdict,
     AllClear,
     Misses,

@@ -1,6 +1,7 @@
 // The bundled example agent (examples/agent.py) in TypeScript's ecosystem: one tool-call round trip,
 // then a streamed answer, with the official openai package. `change` alters one part of a request,
-// to make each kind of replay miss (or, `firstCallOnly`, stops after the first call).
+// to make each kind of replay miss (or, `firstCallOnly`, stops after the first call); `maxRetries` is
+// the client's (0 unless given), `onText` sees each streamed piece as it arrives.
 import OpenAI from "openai";
 
 export const MODEL = "gpt-4o-mini";
@@ -33,7 +34,7 @@ const ORDERS = { "O-1042": '{\n  "order_id": "O-1042",\n  "amount": 42.0,\n  "re
 
 /** Ask the agent; the client is built here, after useReplay, so it reads OPENAI_BASE_URL now. */
 export async function runRefundAgent(question = QUESTION, change = {}) {
-  const client = new OpenAI({ maxRetries: 0 });
+  const client = new OpenAI({ maxRetries: change.maxRetries ?? 0 });
   const request = {
     model: change.model ?? MODEL,
     tools: tools(change.toolDescription ?? "Look up an order's refunds by its number."),
@@ -53,6 +54,10 @@ export async function runRefundAgent(question = QUESTION, change = {}) {
   }
   const stream = await client.chat.completions.create({ ...request, messages, stream: true });
   let answer = "";
-  for await (const chunk of stream) answer += chunk.choices[0]?.delta?.content ?? "";
+  for await (const chunk of stream) {
+    const text = chunk.choices[0]?.delta?.content ?? "";
+    change.onText?.(text);
+    answer += text;
+  }
   return { answer, toolCalls: reply.tool_calls ?? [], firstId: first.id };
 }
