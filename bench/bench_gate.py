@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attest_toolkit.github.links import blob_links
 from attest_toolkit.report.build import build_report, load_report
 from attest_toolkit.report.policy import evaluate, parse_policy
 from attest_toolkit.report.summary import render
@@ -114,8 +115,7 @@ def main() -> None:
                 lambda: render(
                     report,
                     "markdown",
-                    repo="o/r",
-                    sha="0" * 40,
+                    links=blob_links("o/r", "0" * 40),
                     max_chars=COMMENT_LIMIT,
                     verdict=evaluate(report, policy),
                 ),

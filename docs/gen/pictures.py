@@ -110,14 +110,14 @@ def fixture_change() -> dict[str, Any]:
 
 
 def comment_markdown() -> str:
+    from attest_toolkit.github.links import blob_links
     from attest_toolkit.report.policy import evaluate
     from attest_toolkit.report.summary import render
 
     report = sample_report()
     change = fixture_change()
-    return render(
-        report, "markdown", repo=REPO_NAME, sha=HEAD_SHA, verdict=evaluate(report), fixture_changes=[change]
-    )
+    links = blob_links(REPO_NAME, HEAD_SHA)
+    return render(report, "markdown", links=links, verdict=evaluate(report), fixture_changes=[change])
 
 
 def path_mermaid() -> str:

@@ -9,7 +9,8 @@ differs. Generated from:
 - the provider registry (toolkit/attest_toolkit/providers/) and the egress guard's host list: the block
   between the generated markers of each docs/providers/NAME.md (the prose around it is written by hand);
 - schemas/fixture.schema.json and schemas/report-v2.schema.json: the fixture format and report-v2;
-  schemas/policy.schema.json: the table of keys between the markers of docs/reference/policy.md.
+  schemas/policy.schema.json: the table of keys between the markers of docs/reference/policy.md;
+  schemas/verdict.schema.json: the verdict file.
 """
 
 from __future__ import annotations
@@ -291,6 +292,12 @@ def pages() -> dict[Path, Callable[[], str]]:
             "and that the policy, the summary and the action read.",
         ),
         DOCS / "reference" / "policy.md": spliced(DOCS / "reference" / "policy.md", policy_keys),
+        DOCS / "reference" / "verdict.md": schema_page(
+            "verdict.schema.json",
+            "The verdict file",
+            "In the action it is `$RUNNER_TEMP/attest-verdict.json`; [`attest ci`](ci.md) says which "
+            "step writes it and which steps read it.",
+        ),
     }
     for name in PROVIDERS:
         path = DOCS / "providers" / f"{name}.md"

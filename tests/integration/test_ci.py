@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from attest_toolkit.forge.verdict_file import GateVerdict, write_verdict
 from attest_toolkit.github.commands import ActionsStep, read_env_file, read_path_file
 from conftest import chat_request, chat_response, clean_env, exchange, git, run_cli, write_fixture
 from fake_runner import parse_command, parse_outputs
@@ -33,8 +34,20 @@ class Runner:
     ) -> subprocess.CompletedProcess[str]:
         env = clean_env(**{k: str(v) for k, v in self.files.items()})
         env = {k: v for k, v in env.items() if not k.startswith(("ATTEST_CI_", "PYTEST_"))}
-        env.update({f"ATTEST_CI_{k}": v for k, v in variables.items()})
+        env.update({f"ATTEST_CI_{k}": v for k, v in variables.items()}, RUNNER_TEMP=str(self.tmp))
         return run_cli(["ci", *args], cwd=cwd or self.tmp, env=env)
+
+    def judge(self, cwd: Path | None = None, **variables: str) -> None:
+        """The policy step before the step under test: its verdict file, and runner files left empty."""
+        self("policy", cwd=cwd, **variables)
+        for path in self.files.values():
+            path.write_text("", encoding="utf-8")
+
+    def verdict_file(self, verdict: str, exit_code: int) -> str:
+        """A verdict file as the policy step writes it for a run it judged `verdict`."""
+        found = GateVerdict(verdict, exit_code, "built-in defaults", (), None, "", "report.json")
+        write_verdict(self.tmp / "attest-verdict.json", found)
+        return str(self.tmp / "attest-verdict.json")
 
     def outputs(self) -> dict[str, str]:
         return parse_outputs(self.files["GITHUB_OUTPUT"].read_text(encoding="utf-8"))
@@ -235,6 +248,9 @@ def test_a_named_policy_that_is_missing_is_an_error(runner: Runner) -> None:
 def test_the_gate_ends_with_the_verdicts_exit_code(
     runner: Runner, variables: dict[str, str], code: int, verdict: str
 ) -> None:
+    if "VERDICT" in variables:  # what the policy step said, in the file it writes
+        given = int(variables.pop("EXIT_CODE"))
+        variables["VERDICT"] = runner.verdict_file(variables["VERDICT"], given)
     done = runner("gate", **variables)
 
     assert done.returncode == code, done.stderr
@@ -335,6 +351,7 @@ def test_a_page_or_a_publication_that_fails_is_a_warning_and_the_step_passes(
 ) -> None:
     (runner.tmp / "report.json").write_text("{not json", encoding="utf-8")
     page = runner.tmp / "attest-report.html"
+    runner.judge(REPORT="report.json")
 
     done = runner(command, REPORT="report.json", PAGE=str(page), ARTIFACT_DIR=str(runner.tmp / "pr"))
 
@@ -352,6 +369,7 @@ def test_a_page_or_a_publication_that_fails_is_a_warning_and_the_step_passes(
 
 def test_publish_writes_the_job_summary_and_the_outputs_the_gate_ends_with(runner: Runner) -> None:
     (runner.tmp / "report.json").write_text(json.dumps(make_report([make_test("tests/test_a.py::test_ok")])))
+    runner.judge(REPORT="report.json")
 
     done = runner(
         "publish",
@@ -445,6 +463,7 @@ def test_publish_started_outside_the_project_reads_everything_in_it(runner: Runn
     project, base = project_in_a_repository(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    runner.judge(cwd=project, REPORT="attest-report.json", POLICY=".attest/policy.yml")
 
     done = runner(
         "publish",
@@ -482,3 +501,82 @@ def test_pull_reads_the_lock_of_the_project_it_is_given(runner: Runner, tmp_path
     assert done.returncode == 3
     [error] = done.stderr.splitlines()
     assert error.startswith("attest: agent/tests/attest/fixtures.lock")
+
+
+# --- the verdict, worked out once -------------------------------------------------------------------
+
+
+def test_the_policy_step_writes_the_verdict_file_the_later_steps_read(runner: Runner) -> None:
+    miss = make_test("tests/test_a.py::test_miss", "failed", replay=replay_facts(2, misses=1))
+    (runner.tmp / "report.json").write_text(json.dumps(make_report([miss])), encoding="utf-8")
+
+    done = runner("policy", REPORT="report.json", VERDICT_FILE=str(runner.tmp / "v" / "verdict.json"))
+
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((runner.tmp / "v" / "verdict.json").read_text(encoding="utf-8"))
+    assert (verdict["verdict"], verdict["exit_code"], verdict["policy_source"]) == (
+        "blocked",
+        1,
+        "built-in defaults",
+    )
+    assert verdict["counts"] == {"replayed": 2, "live": 0, "cost_usd": 0, "misses": 1}
+    assert verdict["summary_line"] == "2 replayed · 0 live model calls · $0.00 · 1 missed · 1 failed"
+    assert {r["rule"] for r in verdict["rules"] if r["status"] == "blocked"} == {"failures", "misses"}
+    assert not (runner.tmp / "attest-verdict.json").exists()  # the default is $RUNNER_TEMP's
+
+
+def test_html_and_publish_show_the_verdict_file_and_never_read_the_policy_again(runner: Runner) -> None:
+    (runner.tmp / "report.json").write_text(json.dumps(make_report([make_test("tests/test_a.py::test_ok")])))
+    runner.judge(REPORT="report.json")
+    # Were either step to judge again, this policy would stop it (and block the report besides).
+    (runner.tmp / ".attest").mkdir()
+    (runner.tmp / ".attest" / "policy.yml").write_text("version: 1\nmax_live_calls: -1\n", encoding="utf-8")
+    page = runner.tmp / "attest-report.html"
+
+    html = runner(
+        "html", REPORT="report.json", PAGE=str(page), VERDICT=str(runner.tmp / "attest-verdict.json")
+    )
+    publish = runner("publish", REPORT="report.json", ARTIFACT_DIR="pr", COMMENT="false", CHECK_RUN="false")
+
+    assert html.returncode == publish.returncode == 0
+    assert "::warning" not in html.stdout + publish.stdout, html.stdout + publish.stdout
+    assert "Policy: pass" in page.read_text(encoding="utf-8")
+    assert "- Policy: **pass** · `built-in defaults`" in runner.summary()
+
+
+def test_a_publish_step_that_crashes_leaves_the_gates_outputs_whole(runner: Runner) -> None:
+    tests = [make_test("tests/test_a.py::test_a", replay=replay_facts(3))]
+    (runner.tmp / "report.json").write_text(json.dumps(make_report(tests)), encoding="utf-8")
+    runner.judge(REPORT="report.json")
+
+    # Publishing stops before it writes anything (here on an input it refuses): a warning, no outputs.
+    crashed = runner("publish", REPORT="report.json", ARTIFACT_DIR="pr", REPORT_URL="http://x")
+    assert crashed.returncode == 0 and crashed.stdout.startswith(
+        "::warning title=attest::publishing exited 3"
+    )
+    published = runner.outputs()
+    assert published == {}
+
+    done = runner("gate", RAN="true", COMMENT_URL=published.get("comment-url", ""))
+
+    assert done.returncode == 0, done.stderr
+    assert runner.outputs() == {
+        "replayed": "3",
+        "live": "0",
+        "cost": "0",
+        "misses": "0",
+        "verdict": "pass",
+        "comment-url": "",
+        "summary": "3 replayed · 0 live model calls · $0.00",
+        "report": "report.json",
+    }
+
+
+def test_a_gate_without_its_verdict_file_is_an_error_exit_3_in_one_line(runner: Runner) -> None:
+    done = runner("gate", RAN="true", VERDICT=str(runner.tmp / "none.json"))
+
+    assert done.returncode == 3
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"attest: {runner.tmp / 'none.json'}: no verdict file")
+    assert done.stdout.splitlines()[-1] == "attest: verdict error (exit 3)"
+    assert runner.outputs()["verdict"] == "error" and runner.outputs()["replayed"] == ""

@@ -8,9 +8,10 @@ import re
 from pathlib import Path
 
 from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.diff import changes_between_dirs
 from attest_toolkit.fixtures.sequence import MAX_STEPS, Marked, Step, compare, label, mermaid, sequence
 from attest_toolkit.report.build import build_report
-from attest_toolkit.report.summary import changes_between_dirs, render
+from attest_toolkit.report.summary import render
 from conftest import REPO, chat_request, chat_response, exchange, run_cli, write_fixture
 from report_factory import make_miss, make_report, make_test, replay_facts
 

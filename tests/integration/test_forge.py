@@ -12,7 +12,8 @@ from attest_toolkit.forge.gate import policy_verdict, run_outputs, worth_telling
 from attest_toolkit.forge.selection import Choice, SelectInputs, choose
 from attest_toolkit.forge.step import StepFailed
 from attest_toolkit.forge.verdict import GateInputs, ending, policy_to_use
-from attest_toolkit.report.policy import evaluate
+from attest_toolkit.forge.verdict_file import Counts, GateVerdict, judge, write_verdict
+from attest_toolkit.report.policy import Policy
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from report_factory import make_report, make_test, replay_facts
 
@@ -209,10 +210,14 @@ def test_a_fork_without_the_fixtures_is_not_evaluated_exit_2() -> None:
         ("", "", ("error", 3)),
     ],
 )
-def test_a_run_ends_with_the_policy_steps_verdict(verdict: str, code: str, expected: tuple[str, int]) -> None:
-    inputs = GateInputs(
-        ran=True, verdict=verdict, exit_code=code, replayed="4", line="4 replayed", report="/r.json"
-    )
+def test_a_run_ends_with_the_policy_steps_verdict(
+    tmp_path: Path, verdict: str, code: str, expected: tuple[str, int]
+) -> None:
+    # The policy step's file ("": a step that reached no verdict, written as the error it is).
+    counts = Counts(replayed=4, live=0, cost_usd=0.0, misses=0)
+    found = GateVerdict(verdict or "error", int(code or 3), "p", (), counts, "4 replayed", "/r.json")
+    write_verdict(tmp_path / "verdict.json", found)
+    inputs = GateInputs(ran=True, verdict=tmp_path / "verdict.json")
 
     end = ending(inputs)
 
@@ -227,7 +232,7 @@ def test_a_run_ends_with_the_policy_steps_verdict(verdict: str, code: str, expec
 def test_the_outputs_a_run_ends_with() -> None:
     report = make_report([make_test("tests/test_a.py::test_ok", replay=replay_facts(3))])
 
-    outputs = run_outputs(report, evaluate(report), "https://github.com/o/r/pull/1#issuecomment-1")
+    outputs = run_outputs(judge(report, Policy()), "https://github.com/o/r/pull/1#issuecomment-1")
 
     assert outputs == {
         "replayed": "3",
@@ -246,9 +251,9 @@ def test_a_clean_run_has_nothing_to_tell_a_reviewer_a_miss_or_a_re_recorded_fixt
         [make_test("tests/test_a.py::test_miss", "failed", replay=replay_facts(0, misses=1))]
     )
 
-    assert not worth_telling(clean, evaluate(clean), None)
-    assert worth_telling(clean, evaluate(clean), [{"name": "alpha"}])
-    assert worth_telling(missed, evaluate(missed), None)
+    assert not worth_telling(clean, judge(clean, Policy()), None)
+    assert worth_telling(clean, judge(clean, Policy()), [{"name": "alpha"}])
+    assert worth_telling(missed, judge(missed, Policy()), None)
 
 
 def test_a_verdict_is_shown_only_with_a_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -125,15 +125,7 @@ def test_a_forks_merge_request_without_a_token_still_ends_with_its_verdict(job: 
         "WARNING: attest: no GitLab token in ATTEST_GITLAB_TOKEN or GITLAB_TOKEN (a fork's pipeline gets none):"
         " skipping the merge request note"
     ]
-    out = job.outputs()
-    gate = job(
-        "gate",
-        ATTEST_CI_RAN="true",
-        ATTEST_CI_VERDICT=out["ATTEST_VERDICT"],
-        ATTEST_CI_EXIT_CODE=out["ATTEST_EXIT_CODE"],
-        ATTEST_CI_LINE=out["ATTEST_SUMMARY"],
-        **fork,
-    )
+    gate = job("gate", ATTEST_CI_RAN="true", **fork)
     assert gate.returncode == 1
     assert "attest: verdict blocked (exit 1)" in gate.stdout
 

@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 import requests
 from attest_toolkit.forge.sticky import MARKER
+from attest_toolkit.forge.verdict_file import judge, write_verdict
 from attest_toolkit.gitlab.client import RetryPolicy
 from attest_toolkit.gitlab.notes import NOTE_LIMIT, note_body
 from attest_toolkit.gitlab.publish import NoteOptions, publish_step
 from attest_toolkit.gitlab.step import GitLabStep
 from attest_toolkit.report.build import write_report
+from attest_toolkit.report.policy import load_policy
 from conftest import clean_env, run_cli
 from fake_gitlab import FakeGitLab
 from markdown_it import MarkdownIt
@@ -48,6 +50,7 @@ class Job:
         self.tmp, self.gl, self.capsys = tmp, gl, capsys
         self.waits: list[float] = []
         self.dotenv = tmp / "attest.env"
+        self.verdict = tmp / "attest-verdict.json"
         self.env = {
             "GITLAB_CI": "true",
             "CI_API_V4_URL": gl.api_url,
@@ -62,13 +65,19 @@ class Job:
         }
 
     def report(self, tests: list[dict[str, Any]], name: str = "report.json") -> Path:
-        return write_report(make_report(tests), self.tmp / name)
+        """The run's report, and the verdict file the policy step writes from it."""
+        report = make_report(tests)
+        write_verdict(self.verdict, judge(report, load_policy(None, root=self.tmp)))
+        return write_report(report, self.tmp / name)
 
     def publish(self, report: Path, **options: Any) -> str:
         """Publish; the job's log (stdout and stderr)."""
         retry = RetryPolicy(sleep=self.waits.append, clock=lambda: NOW)
         code = publish_step(
-            NoteOptions(report, project_dir=self.tmp, **options), GitLabStep(self.env), self.env, retry
+            NoteOptions(report, self.verdict, project_dir=self.tmp, **options),
+            GitLabStep(self.env),
+            self.env,
+            retry,
         )
         assert code == 0
         out = self.capsys.readouterr()
@@ -221,9 +230,7 @@ def test_a_credential_in_the_report_reaches_nothing_published(job: Job) -> None:
     failed["message"] = f"assert {key!r} with {TOKEN}"
     failed["id"] = f"tests/test_agent.py::test_1[{key}]"
     failed["replay"]["miss"]["location"]["file"] = f"agent/{key}.py"
-    path = job.tmp / "report.json"
-    path.write_text(json.dumps(make_report([failed, row(2)])), encoding="utf-8")
-    log = job.publish(path)
+    log = job.publish(job.report([failed, row(2)]))
     published = [job.note(), log, job.dotenv.read_text(), json.dumps([r.body for r in job.gl.requests()])]
     for text in published:
         for secret in (key, echoed, TOKEN, key.replace("_", "\\_")):

@@ -359,6 +359,18 @@ def test_cli_json_verdict(files: Path, capsys: pytest.CaptureFixture[str]) -> No
     }
 
 
+def test_cli_writes_the_verdict_file_publishing_reads(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["policy", "evaluate", "--report", "blocked.json", "--verdict-file", "out/verdict.json"]) == 1
+    printed = capsys.readouterr().out
+
+    written = json.loads((files / "out" / "verdict.json").read_text(encoding="utf-8"))
+    assert (written["verdict"], written["exit_code"], written["report"]) == ("blocked", 1, "blocked.json")
+    assert printed.splitlines()[0].startswith("attest policy: blocked (failures)")
+    assert [r["rule"] for r in written["rules"] if r["status"] == "blocked"] == ["failures"]
+
+
 def test_cli_uses_the_named_policy(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (files / "lenient.yml").write_text("failures: allow\n", encoding="utf-8")
     assert cli(["policy", "evaluate", "--report", "blocked.json", "--policy", "lenient.yml"]) == 0

@@ -238,6 +238,24 @@ def test_from_artifact_publishes_to_the_pull_request_it_names(
     assert actions.outputs()["comment-url"] == actions.gh.comments(REPO, PR)[0]["html_url"]
 
 
+def test_from_artifact_judges_the_forks_report_by_the_base_policy_into_the_verdict_file(
+    actions: Actions, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = fork_artifact(actions, capsys, [row(1, "failed", miss="tools changed")])
+    verdict_file = actions.tmp / "verdict" / "attest-verdict.json"
+
+    code, _out, err = actions.cli(
+        "--from-artifact", str(directory), "--verdict-file", str(verdict_file), capsys=capsys
+    )
+
+    assert code == 0, err
+    verdict = json.loads(verdict_file.read_text(encoding="utf-8"))
+    assert (verdict["verdict"], verdict["exit_code"]) == ("blocked", 1)
+    assert verdict["policy_source"].startswith("built-in defaults (no policy file on ")
+    assert verdict["counts"]["misses"] == 1
+    assert actions.outputs()["verdict"] == "blocked"
+
+
 def test_from_artifact_does_not_comment_when_the_pull_request_moved_on(
     actions: Actions, capsys: pytest.CaptureFixture[str]
 ) -> None:

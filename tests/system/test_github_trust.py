@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from attest_toolkit.github.links import blob_links
 from attest_toolkit.github.publisher import MARKER
 from attest_toolkit.report.summary import render
 from github_harness import (
@@ -152,8 +153,7 @@ def test_fixture_names_and_paths_are_inert_too() -> None:
         return render(
             make_report(rows(strings[:1])),
             "markdown",
-            repo=REPO,
-            sha=HEAD,
+            links=blob_links(REPO, HEAD),
             fixture_changes=fixture_changes(strings),
         )
 

@@ -193,10 +193,19 @@ def test_no_privileged_step_starts_in_the_checkout(tmp_path: Path, working_direc
     assert inside == []
 
 
+# A step that runs one of the action's checked scripts (`bash "$ACTION_PATH/toolkit/.../NAME.sh"`).
+SCRIPT = re.compile(r"\$ACTION_PATH/(toolkit/attest_toolkit/[\w/]+\.sh)")
+
+
+def with_scripts(run: str) -> str:
+    """A step's run: text, and the text of each script of the action it runs."""
+    return "\n".join([run, *((REPO / path).read_text(encoding="utf-8") for path in SCRIPT.findall(run))])
+
+
 def run_scripts() -> list[tuple[str, str]]:
     """(file: step, script) of every `run:` step of action.yml and the workflows."""
     found = [
-        (f"action.yml: {s['name']}", s["run"])
+        (f"action.yml: {s['name']}", with_scripts(s["run"]))
         for s in load_action(REPO / "action.yml")["runs"]["steps"]
         if "run" in s
     ]

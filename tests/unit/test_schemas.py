@@ -35,3 +35,22 @@ def test_report_miss_components_are_the_kinds_a_miss_can_have() -> None:
     miss = schema["$defs"]["replay"]["properties"]["miss"]["properties"]["component"]
     assert miss["enum"] == [kind.value for kind in MissKind]
     assert [kind.value for kind in MissKind][: len(COMPONENTS)] == list(COMPONENTS)
+
+
+def test_the_verdict_file_follows_its_schema_judged_or_not() -> None:
+    import jsonschema
+    from attest_toolkit.errors import UsageError
+    from attest_toolkit.forge.verdict_file import judge, not_judged
+    from attest_toolkit.report.policy import parse_policy
+    from report_factory import make_report
+
+    schema = json.loads((SCHEMAS[0].parent / "verdict.schema.json").read_text(encoding="utf-8"))
+    judged = judge(make_report(), parse_policy({"failures": "allow"}), "attest-report.json").to_json()
+    failed = not_judged(UsageError("malformed report JSON", "attest-report.json")).to_json()
+
+    for doc in (judged, failed):
+        jsonschema.Draft202012Validator(schema).validate(doc)
+    assert (judged["verdict"], judged["exit_code"], failed["exit_code"]) == ("blocked", 1, 3)
+    assert [r["status"] for r in judged["rules"]].count("blocked") >= 1
+    assert set(judged["counts"]) == {"replayed", "live", "cost_usd", "misses"}
+    assert judged["summary_line"].startswith(f"{judged['counts']['replayed']} replayed · ")

@@ -13,8 +13,10 @@ import typer
 from attest_toolkit.cli import report as report_cli
 from attest_toolkit.cli import run
 from attest_toolkit.fixtures import document as fx
+from attest_toolkit.fixtures.diff import fixture_changes
+from attest_toolkit.github.links import blob_links
 from attest_toolkit.report.policy import evaluate, parse_policy
-from attest_toolkit.report.summary import fixture_changes, render, summary_line
+from attest_toolkit.report.summary import render, summary_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from report_factory import MISS_MESSAGE, make_miss, make_report, make_test, replay_facts
@@ -42,7 +44,7 @@ def test_first_line_is_exactly_the_summary_line(fmt: str) -> None:
 
 
 def test_markdown_lists_misses_at_file_and_line_linked_to_the_head_commit() -> None:
-    text = render(make_report(), "markdown", repo="acme/agent", sha=SHA)
+    text = render(make_report(), "markdown", links=blob_links("acme/agent", SHA))
     link = f"[`agent/refund.py:42`](https://github.com/acme/agent/blob/{SHA}/agent/refund.py#L42)"
     miss_row = next(line for line in text.splitlines() if link in line)
     assert "`tests/test_refund.py::test_strict_miss`" in miss_row
@@ -52,7 +54,7 @@ def test_markdown_lists_misses_at_file_and_line_linked_to_the_head_commit() -> N
 
 def test_links_use_the_server_url_and_quote_the_path() -> None:
     report = make_report([make_test("tests/my dir/test_a.py::t", "failed", line=3, message="x")])
-    text = render(report, repo="o/r", sha=SHA, server_url="https://ghe.example.com/")
+    text = render(report, links=blob_links("o/r", SHA, "https://ghe.example.com/"))
     assert f"(https://ghe.example.com/o/r/blob/{SHA}/tests/my%20dir/test_a.py#L3)" in text
 
 
@@ -148,8 +150,8 @@ def assert_well_formed(text: str, max_chars: int) -> None:
 
 
 def test_trimming_keeps_misses_first_and_ends_with_the_notice() -> None:
-    full = render(BIG, "markdown", verdict=BIG_VERDICT, repo="o/r", sha=SHA)
-    text = render(BIG, "markdown", verdict=BIG_VERDICT, repo="o/r", sha=SHA, max_chars=60_000)
+    full = render(BIG, "markdown", verdict=BIG_VERDICT, links=blob_links("o/r", SHA))
+    text = render(BIG, "markdown", verdict=BIG_VERDICT, links=blob_links("o/r", SHA), max_chars=60_000)
     assert len(full) > 60_000
     assert_well_formed(text, 60_000)
     shown = text.count("| [`agent/refund.py:")

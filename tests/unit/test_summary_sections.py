@@ -7,9 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from attest_toolkit.report import summary
+from attest_toolkit.github.links import blob_links
 from attest_toolkit.report.build import run_secrets
-from attest_toolkit.report.summary import Block, Links, Misses, Part, Section, View, render
+from attest_toolkit.report.summary import Links, render, report_summary_line
+from attest_toolkit.report.summary import sections as summary
+from attest_toolkit.report.summary.sections import Block, Misses, Part, Section, View
 from report_factory import make_miss, make_report, make_test, replay_facts
 
 MISSED = "tests/test_refund.py::test_refund"
@@ -21,7 +23,7 @@ def missed_report() -> Any:
 
 
 def test_one_section_renders_markdown_text_and_json_from_one_object() -> None:
-    view = View.of(missed_report(), None, [], run_secrets(), Links("https://github.com", "o/r", "a" * 40))
+    view = View.of(missed_report(), None, [], run_secrets(), blob_links("o/r", "a" * 40))
     section = Misses(view)
 
     markdown, text, data = section.markdown(), section.text(), section.json()
@@ -108,10 +110,31 @@ def test_the_comment_names_which_tests_ran_with_which_faults_and_the_line_counts
     report = make_report(
         [make_test(MISSED, "passed", replay=facts), make_test("tests/t.py::plain", "passed")]
     )
-    view = View.of(report, None, [], run_secrets(), Links("https://github.com", "o/r", "a" * 40))
+    view = View.of(report, None, [], run_secrets(), blob_links("o/r", "a" * 40))
     faults = summary.Faults(view)
     assert faults.markdown().head == [
         f"- Faults: {MISSED}: status=429,retry-after=1 (request 1), every:pace=20 (request 3)"
     ]
     assert report["summary"]["replay"]["faults"] == 2
-    assert summary.report_summary_line(report).endswith(" · 2 faults injected")
+    assert report_summary_line(report).endswith(" · 2 faults injected")
+
+
+# --- links come from the forge that publishes -------------------------------------------------------
+
+
+def test_without_links_a_location_is_plain_file_and_line() -> None:
+    markdown = render(missed_report(), "markdown")
+
+    assert "| `agent/refund.py:42` |" in markdown
+    assert "](" not in markdown and "github.com" not in markdown
+
+
+def test_a_gitlab_shaped_links_object_gives_gitlab_blob_links() -> None:
+    sha = "b" * 40
+    links = Links(f"https://gitlab.example.com/acme/agent/-/blob/{sha}/")
+
+    markdown = render(missed_report(), "markdown", links=links)
+
+    link = f"[`agent/refund.py:42`](https://gitlab.example.com/acme/agent/-/blob/{sha}/agent/refund.py#L42)"
+    assert f"| {link} |" in markdown
+    assert "github.com" not in markdown

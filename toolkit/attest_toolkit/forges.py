@@ -47,7 +47,7 @@ class PublishRequest:
 
     report: Path
     artifact_dir: Path | None = None
-    policy: Path | None = None
+    verdict: Path | None = None  # the policy step's verdict file
     comment: str = "true"  # true, false or on-change
     summary: bool = True
     annotations: bool = True
@@ -71,7 +71,7 @@ def publish(request: PublishRequest, step: Step, env: Mapping[str, str]) -> int:
 def _note_options(request: PublishRequest) -> NoteOptions:
     return NoteOptions(
         report=request.report,
-        policy=request.policy,
+        verdict=request.verdict,
         comment=request.comment != "false",
         comment_on_change=request.comment == "on-change",
         base_ref=request.base_ref,
@@ -84,7 +84,7 @@ def _note_options(request: PublishRequest) -> NoteOptions:
 def _github_options(request: PublishRequest, artifact_dir: Path) -> PublishOptions:
     return PublishOptions(
         report=request.report,
-        policy=request.policy,
+        verdict=request.verdict,
         comment=request.comment != "false",
         comment_on_change=request.comment == "on-change",
         summary=request.summary,

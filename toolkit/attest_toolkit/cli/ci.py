@@ -23,6 +23,7 @@ from ..forge.gate import PageInputs, page_step
 from ..forge.selection import SelectInputs, select_step
 from ..forge.step import Step, StepFailed
 from ..forge.verdict import GateInputs, gate_step, policy_step
+from ..forge.verdict_file import default_path
 from ..forges import PublishRequest, default_base, publish, step_for, withheld, workspace
 from ..github.commands import read_env_file, read_path_file
 from ..replay.modes import Mode
@@ -57,6 +58,18 @@ def _as_step(action: Callable[[Step], int]) -> None:
 
 FixturesDir = Annotated[str, _opt("--fixtures-dir", "FIXTURES_DIR", "Where the fixtures live.")]
 Report = Annotated[str, _opt("--report", "REPORT", "The report-v2 file of the run.")]
+VerdictFile = Annotated[
+    Path | None,
+    _opt(
+        "--verdict",
+        "VERDICT",
+        "The verdict file the policy step wrote [default: $RUNNER_TEMP/attest-verdict.json].",
+    ),
+]
+
+
+def _verdict_file(given: Path | None) -> Path:
+    return given if given is not None else default_path(os.environ)
 
 
 def select_command(
@@ -156,9 +169,17 @@ def policy_command(
     policy: Annotated[str, _opt("--policy", "POLICY", "The policy file; the default may be absent.")] = str(
         DEFAULT_PATHS[0]
     ),
+    verdict_file: Annotated[
+        Path | None,
+        _opt(
+            "--verdict-file",
+            "VERDICT_FILE",
+            "Where the verdict is written for the later steps [default: $RUNNER_TEMP/attest-verdict.json].",
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate the policy: outputs verdict, exit-code and policy. The step passes whatever the verdict."""
-    _as_step(lambda step: policy_step(Path(report), policy, step))
+    """Evaluate the policy, write the verdict file; outputs verdict, exit-code and policy. The step always passes."""
+    _as_step(lambda step: policy_step(Path(report), policy, _verdict_file(verdict_file), step))
 
 
 def gate_command(
@@ -170,38 +191,18 @@ def gate_command(
         bool, _opt("--fixtures/--no-fixtures", "FIXTURES", "--no-fixtures: a fork's run.")
     ] = True,
     summary: Annotated[bool, _opt("--summary/--no-summary", "SUMMARY", "The job summary.")] = True,
-    report: Annotated[str, _opt("--report", "REPORT", "The run step's report.")] = "",
-    verdict: Annotated[str, _opt("--verdict", "VERDICT", "The policy step's verdict.")] = "",
-    exit_code: Annotated[str, _opt("--exit-code", "EXIT_CODE", "The policy step's exit code.")] = "",
-    replayed: Annotated[str, _opt("--replayed", "REPLAYED", "Publish's count.")] = "",
-    live: Annotated[str, _opt("--live", "LIVE", "Publish's count.")] = "",
-    cost: Annotated[str, _opt("--cost", "COST", "Publish's cost.")] = "",
-    misses: Annotated[str, _opt("--misses", "MISSES", "Publish's count.")] = "",
-    comment_url: Annotated[str, _opt("--comment-url", "COMMENT_URL", "Publish's comment.")] = "",
-    line: Annotated[str, _opt("--line", "LINE", "Publish's summary line.")] = "",
+    verdict: VerdictFile = None,
+    comment_url: Annotated[
+        str, _opt("--comment-url", "COMMENT_URL", "Publish's comment, passed on as an output.")
+    ] = "",
 ) -> None:
-    """End the gate with the policy's exit code (pass 0, blocked 1, not evaluated 2, error 3)."""
-    inputs = GateInputs(
-        ran,
-        reason,
-        fixtures,
-        summary,
-        verdict,
-        exit_code,
-        report,
-        replayed,
-        live,
-        cost,
-        misses,
-        comment_url,
-        line,
-    )
+    """End the gate with the verdict file's exit code (pass 0, blocked 1, not evaluated 2, error 3) and outputs."""
+    inputs = GateInputs(ran, reason, fixtures, summary, _verdict_file(verdict), comment_url)
     _as_step(lambda step: gate_step(inputs, step))
 
 
 Base = Annotated[str | None, _opt("--base", "BASE", "Show what the change re-recorded since this commit.")]
 DirOpt = Annotated[Path, _opt("--fixtures-dir", "FIXTURES_DIR", "Where the fixtures live.")]
-UsedPolicy = Annotated[Path | None, _opt("--policy", "POLICY", "The policy step's policy file.")]
 ProjectDir = Annotated[
     Path,
     _opt(
@@ -215,12 +216,15 @@ ProjectDir = Annotated[
 def html_command(
     report: Annotated[Path, _opt("--report", "REPORT", "The report-v2 file of the run.")],
     page: Annotated[Path, _opt("--page", "PAGE", "The HTML file to write.")],
-    policy: UsedPolicy = None,
+    verdict: Annotated[
+        Path | None,
+        _opt("--verdict", "VERDICT", "The verdict file the policy step wrote, shown on the page."),
+    ] = None,
     base: Base = None,
     fixtures_dir: DirOpt = DEFAULT_DIR,
 ) -> None:
     """Write the report as one HTML page: output page. A page that cannot be written is a warning (exit 0)."""
-    inputs = PageInputs(report, page, policy, base_commit(base), fixtures_dir)
+    inputs = PageInputs(report, page, None, base_commit(base), fixtures_dir, verdict, judge=False)
     _as_step(lambda step: page_step(inputs, step))
 
 
@@ -230,7 +234,7 @@ def publish_command(
         Path | None,
         _opt("--artifact-dir", "ARTIFACT_DIR", "GitHub: where a read-only run leaves attest-pr.json."),
     ] = None,
-    policy: UsedPolicy = None,
+    verdict: VerdictFile = None,
     comment: Annotated[
         Literal["true", "false", "on-change"],
         _opt("--comment", "COMMENT", "The sticky PR comment; on-change: a new one only when there is news."),
@@ -255,7 +259,7 @@ def publish_command(
     request = PublishRequest(
         report,
         artifact_dir,
-        policy,
+        _verdict_file(verdict),
         comment,
         summary,
         annotations,

@@ -11,6 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..fixtures.document import atomic_write
+from ..forge.verdict_file import default_path
 from ..github import refresh
 from ..github.commands import append_outputs
 from ..github.publish import DEFAULT_ARTIFACT_DIR, PublishOptions, publish
@@ -36,6 +37,22 @@ def publish_command(
     report: Annotated[Path | None, Opt("--report", help="The report-v2 file.")] = None,
     policy: Annotated[
         Path | None, Opt("--policy", help="Policy file (default: .attest/policy.yml if present).")
+    ] = None,
+    verdict: Annotated[
+        Path | None,
+        Opt(
+            "--verdict",
+            help="The verdict file `attest ci policy` or `attest policy evaluate --verdict-file` wrote: "
+            "published as it is, instead of judging the report by --policy.",
+        ),
+    ] = None,
+    verdict_file: Annotated[
+        Path | None,
+        Opt(
+            "--verdict-file",
+            help="With --from-artifact: where the base's verdict on the fork's report is written "
+            "[default: $RUNNER_TEMP/attest-verdict.json when RUNNER_TEMP is set].",
+        ),
     ] = None,
     token_env: Annotated[str, Opt("--token-env", help="Variable holding the token.")] = "GITHUB_TOKEN",
     comment: Annotated[bool, Opt("--comment/--no-comment", help="The sticky PR comment.")] = True,
@@ -90,6 +107,8 @@ def publish_command(
     options = PublishOptions(
         report=report,
         policy=policy,
+        verdict=verdict,
+        verdict_file=verdict_file or _runner_verdict_file(),
         token_env=token_env,
         comment=comment,
         comment_on_change=comment_on_change,
@@ -108,6 +127,10 @@ def publish_command(
         project_dir=project_dir,
     )
     publish(options, os.environ)
+
+
+def _runner_verdict_file() -> Path | None:
+    return default_path(os.environ) if os.environ.get("RUNNER_TEMP") else None
 
 
 def refresh_check(

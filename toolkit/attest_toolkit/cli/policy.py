@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
+from ..forge.verdict_file import judge, write_verdict
 from ..report.build import load_report
-from ..report.policy import evaluate, load_policy
+from ..report.policy import load_policy
 from ..report.summary import render_verdict
 from .command import command_group
 
@@ -25,14 +26,21 @@ PolicyOpt = typer.Option(
     help="The policy file (YAML or JSON) [default: .attest/policy.yml if present, else built-in defaults]",
 )
 JsonOpt = typer.Option("--json", help="Print the verdict as JSON instead of a table.")
+VerdictFileOpt = typer.Option(
+    "--verdict-file",
+    help="Also write the verdict file (schemas/verdict.schema.json) that `attest github publish --verdict` reads.",
+)
 
 
 def evaluate_command(
     report: Annotated[Path, ReportOpt],
     policy: Annotated[Path | None, PolicyOpt] = None,
     as_json: Annotated[bool, JsonOpt] = False,
+    verdict_file: Annotated[Path | None, VerdictFileOpt] = None,
 ) -> None:
-    verdict = evaluate(load_report(report), load_policy(policy))
+    verdict = judge(load_report(report), load_policy(policy), str(report))
+    if verdict_file is not None:
+        write_verdict(verdict_file, verdict)
     typer.echo(render_verdict(verdict, "json" if as_json else "text"), nl=False)
     raise typer.Exit(verdict.exit_code)
 

@@ -12,6 +12,8 @@ from ..fixtures.diff import changes_between_dirs
 from ..fixtures.document import DEFAULT_DIR, atomic_write
 from ..forge.changes import fixture_changes
 from ..forge.gate import PageInputs, policy_verdict, write_page
+from ..github.event import DEFAULT_SERVER_URL
+from ..github.links import blob_links
 from ..gitlab.codequality import write_codequality
 from ..report.build import load_report, merge_reports, write_report
 from ..report.junit import from_junit, to_junit
@@ -56,7 +58,7 @@ def summary_command(
     fmt: Annotated[Format, FormatOpt] = Format.markdown,
     repo: Annotated[str | None, RepoOpt] = None,
     sha: Annotated[str | None, ShaOpt] = None,
-    server_url: Annotated[str, ServerOpt] = "https://github.com",
+    server_url: Annotated[str, ServerOpt] = DEFAULT_SERVER_URL,
     policy: Annotated[Path | None, PolicyOpt] = None,
     base_fixtures: Annotated[Path | None, BaseOpt] = None,
     base_ref: Annotated[str | None, BaseRefOpt] = None,
@@ -72,9 +74,7 @@ def summary_command(
     text = render(
         loaded,
         fmt.value,
-        repo=repo,
-        sha=sha,
-        server_url=server_url,
+        links=blob_links(repo, sha, server_url),
         max_chars=max_chars,
         verdict=verdict,
         fixture_changes=changes,

@@ -1,5 +1,6 @@
-"""The gate's facts as any forge publishes them: the policy's verdict on a report, the step outputs a
-run ends with, whether a run has anything to tell a reviewer, and the report as one HTML page.
+"""The gate's facts as any forge publishes them: the policy's verdict on a report (outside the gate, where
+no verdict file was written), the step outputs a run ends with, whether a run has anything to tell a
+reviewer, and the report as one HTML page.
 
 `github/publish.py` puts them in a comment, a check run and a job summary; the HTML page step writes
 the page another step uploads. Neither ever decides the gate: a failure there is a warning.
@@ -16,35 +17,28 @@ from ..errors import AttestError
 from ..fixtures.document import atomic_write
 from ..report.build import Report, load_report
 from ..report.html import render_html
-from ..report.policy import Verdict, default_policy_path, evaluate, load_policy
-from ..report.summary import report_summary_line
+from ..report.policy import default_policy_path, load_policy
 from .changes import fixture_changes
 from .step import Step
+from .verdict_file import GateVerdict, judge, read_verdict
 
 
-def policy_verdict(report: Report, policy: Path | None) -> Verdict | None:
+def policy_verdict(report: Report, policy: Path | None) -> GateVerdict | None:
     """The policy's verdict when a policy is named or the default one exists; else none is shown."""
     if policy is None and default_policy_path() is None:
         return None
-    return evaluate(report, load_policy(policy))
+    return judge(report, load_policy(policy))
 
 
-def run_outputs(report: Report, verdict: Verdict, comment_url: str = "") -> dict[str, str]:
-    """What the gate tells the steps after it: the replay counts, the verdict and the summary line."""
-    replay = report["summary"]["replay"]
-    cost = f"{replay['live_cost_usd']:.6f}".rstrip("0").rstrip(".")
-    return {
-        "replayed": str(replay["replayed"]),
-        "live": str(replay["live"]),
-        "cost": cost,
-        "misses": str(replay["misses"]),
-        "verdict": verdict.verdict,
-        "comment-url": comment_url,
-        "summary": report_summary_line(report),
-    }
+def run_outputs(verdict: GateVerdict, comment_url: str = "") -> dict[str, str]:
+    """What the gate tells the steps after it: the replay counts, the verdict, where publishing
+    commented and the summary line."""
+    outputs = verdict.outputs()
+    summary = outputs.pop("summary")
+    return {**outputs, "comment-url": comment_url, "summary": summary}
 
 
-def worth_telling(report: Report, verdict: Verdict, changes: list[dict[str, Any]] | None) -> bool:
+def worth_telling(report: Report, verdict: GateVerdict, changes: list[dict[str, Any]] | None) -> bool:
     """Something a reviewer must see: a verdict other than pass, a miss, a failure, a test not
     evaluated, a live call, drift, an unused recording, or a re-recorded fixture."""
     replay = report["summary"]["replay"]
@@ -60,12 +54,20 @@ class PageInputs:
     policy: Path | None = None
     base: str | None = None  # show what the change re-recorded since this revision
     fixtures_dir: Path = Path("tests/attest/fixtures")
+    verdict: Path | None = None  # the policy step's verdict file, shown as it is: nothing is judged again
+    judge: bool = True  # without a verdict file, judge the report by the policy (`attest report html`)
+
+
+def _page_verdict(inputs: PageInputs, report: Report) -> GateVerdict | None:
+    if inputs.verdict is not None:
+        return read_verdict(inputs.verdict).judged()
+    return policy_verdict(report, inputs.policy) if inputs.judge else None
 
 
 def write_page(inputs: PageInputs) -> None:
     report = load_report(inputs.report)
     changes = fixture_changes(inputs.base, inputs.fixtures_dir)
-    verdict = policy_verdict(report, inputs.policy)
+    verdict = _page_verdict(inputs, report)
     atomic_write(
         inputs.page,
         render_html(report, root=Path.cwd(), verdict=verdict, fixture_changes=changes),

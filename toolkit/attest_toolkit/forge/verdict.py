@@ -1,6 +1,8 @@
 """The policy step and the last step: the verdict, and the exit code the whole gate ends with.
 
-The policy decides the gate; publishing (comment, check run, HTML page) never does. A run that ran no
+The policy decides the gate; publishing (comment, check run, HTML page) never does: the policy step
+writes the verdict file (`verdict_file`), and the last step ends the gate with it and takes its
+outputs from it, whatever publishing did. A run that ran no
 tests still ends with a verdict: pass when the change affects none of them, not evaluated (exit 2, as
 `attest policy evaluate` reports a run it cannot judge) when a fork is given no pinned fixtures.
 """
@@ -13,11 +15,11 @@ from pathlib import Path
 
 from ..errors import AttestError
 from ..report.build import load_report
-from ..report.policy import DEFAULT_PATHS, evaluate, load_policy
+from ..report.policy import DEFAULT_PATHS, load_policy
 from ..report.summary import render_verdict
+from .gate import run_outputs
 from .step import Step
-
-ERROR = "error"  # the verdict of a run the policy could not be evaluated on (a bad report or policy)
+from .verdict_file import GateVerdict, judge, not_judged, read_verdict, write_verdict
 
 
 def policy_to_use(given: str) -> str | None:
@@ -28,19 +30,19 @@ def policy_to_use(given: str) -> str | None:
     return None
 
 
-def policy_step(report: Path, policy: str, step: Step) -> int:
-    """Evaluate, print the verdict and tell the later steps; the step itself passes (0): the last step
-    ends the gate with the verdict's exit code."""
+def policy_step(report: Path, policy: str, verdict_file: Path, step: Step) -> int:
+    """Evaluate, print the verdict, write the verdict file the later steps read and tell them; the step
+    itself passes (0): the last step ends the gate with the verdict's exit code."""
     chosen = policy_to_use(policy)
     try:
-        verdict = evaluate(load_report(report), load_policy(chosen))
+        verdict = judge(load_report(report), load_policy(chosen), str(report))
     except AttestError as exc:
         print(f"attest: {exc}", file=sys.stderr, flush=True)
-        name, code = ERROR, exc.exit_code
+        verdict = not_judged(exc, str(report))
     else:
         print(render_verdict(verdict, "text"), end="", flush=True)
-        name, code = verdict.verdict, verdict.exit_code
-    step.outputs({"verdict": name, "exit-code": str(code), "policy": chosen or ""})
+    write_verdict(verdict_file, verdict)
+    step.outputs({"verdict": verdict.verdict, "exit-code": str(verdict.exit_code), "policy": chosen or ""})
     return 0
 
 
@@ -50,16 +52,8 @@ class GateInputs:
     reason: str = ""  # why nothing ran, from the select step
     fixtures_available: bool = True
     summary: bool = True  # write the summary line to the run's summary page when nothing ran
-    verdict: str = ""  # the policy step's, when the tests ran
-    exit_code: str = ""
-    report: str = ""
-    # what the publish step counted and where it commented
-    replayed: str = ""
-    live: str = ""
-    cost: str = ""
-    misses: str = ""
-    comment_url: str = ""
-    line: str = ""
+    verdict: Path | None = None  # the policy step's verdict file, when the tests ran
+    comment_url: str = ""  # where publishing commented, passed on as it is
 
 
 @dataclass(frozen=True)
@@ -73,12 +67,20 @@ class Ending:
 def ending(inputs: GateInputs) -> Ending:
     if not inputs.ran:
         return _nothing_ran(inputs)
-    code = int(inputs.exit_code) if inputs.exit_code.isdigit() else 3
-    verdict = inputs.verdict or ERROR
-    counts = {"replayed": inputs.replayed, "live": inputs.live, "cost": inputs.cost, "misses": inputs.misses}
-    return Ending(
-        verdict, code, inputs.line, _outputs(counts, verdict, inputs.comment_url, inputs.line, inputs.report)
-    )
+    found = _read(inputs.verdict)
+    outputs = {**run_outputs(found, inputs.comment_url), "report": found.report}
+    return Ending(found.verdict, found.exit_code, found.summary_line, outputs)
+
+
+def _read(path: Path | None) -> GateVerdict:
+    """The policy step's verdict; none to read is the verdict error (exit 3), and says why."""
+    try:
+        if path is None:
+            raise AttestError("no verdict file given (--verdict): the policy step writes one")
+        return read_verdict(path)
+    except AttestError as exc:
+        print(f"attest: {exc}", file=sys.stderr, flush=True)
+        return not_judged(exc)
 
 
 def _nothing_ran(inputs: GateInputs) -> Ending:
@@ -88,13 +90,8 @@ def _nothing_ran(inputs: GateInputs) -> Ending:
     else:
         line, verdict, code = f"attest: nothing to run: {inputs.reason}", "pass", 0
     zeros = {"replayed": "0", "live": "0", "cost": "0", "misses": "0"}
-    return Ending(verdict, code, line, _outputs(zeros, verdict, "", line, ""))
-
-
-def _outputs(
-    counts: dict[str, str], verdict: str, comment_url: str, line: str, report: str
-) -> dict[str, str]:
-    return {**counts, "verdict": verdict, "comment-url": comment_url, "summary": line, "report": report}
+    outputs = {**zeros, "verdict": verdict, "comment-url": "", "summary": line, "report": ""}
+    return Ending(verdict, code, line, outputs)
 
 
 def gate_step(inputs: GateInputs, step: Step) -> int:

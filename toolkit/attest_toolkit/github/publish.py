@@ -26,12 +26,14 @@ from ..fixtures.document import atomic_write
 from ..forge.changes import fixture_changes
 from ..forge.gate import run_outputs, worth_telling
 from ..forge.step import Step
+from ..forge.verdict_file import GateVerdict, judge, read_verdict, write_verdict
 from ..report.build import Report, contradiction, load_report, redact_report, run_secrets
-from ..report.policy import DEFAULT_PATHS, Policy, Verdict, evaluate, load_policy, parse_policy, parse_text
-from ..report.summary import render, report_summary_line
+from ..report.policy import DEFAULT_PATHS, Policy, load_policy, parse_policy, parse_text
+from ..report.summary import render
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning
 from .event import Context, PrArtifact, PullRequest, load_context, read_pr_artifact, write_pr_artifact
+from .links import blob_links
 from .paths import from_root, repository_prefix
 from .publisher import ACTIONS_BOT, MARKER, CommentResult, Publisher, PublishError, ReadOnlyToken, RetryPolicy
 from .trim import CHECK_RUN_TEXT_LIMIT, COMMENT_LIMIT, STEP_SUMMARY_LIMIT, fit
@@ -49,7 +51,9 @@ _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+")
 @dataclass(frozen=True)
 class PublishOptions:
     report: Path | None = None
-    policy: Path | None = None
+    policy: Path | None = None  # judged by, when no verdict file is given
+    verdict: Path | None = None  # the policy step's verdict file: published as it is, never judged again
+    verdict_file: Path | None = None  # --from-artifact: where the base's verdict on the fork's report goes
     token_env: str = "GITHUB_TOKEN"
     comment: bool = True
     summary: bool = True
@@ -72,11 +76,12 @@ class PublishOptions:
     project_dir: Path = Path()
 
     def in_project(self) -> PublishOptions:
-        """The options with the report, policy and artifact paths taken from the project directory."""
+        """The options with the report, policy, verdict and artifact paths taken from the project directory."""
         return replace(
             self,
             report=self.project_dir / self.report if self.report is not None else None,
             policy=self.project_dir / self.policy if self.policy is not None else None,
+            verdict=self.project_dir / self.verdict if self.verdict is not None else None,
             artifact_dir=self.project_dir / self.artifact_dir,
         )
 
@@ -101,7 +106,7 @@ class _Run:
     context: Context
     report: Report
     report_text: str
-    verdict: Verdict
+    verdict: GateVerdict
     token: str
     secrets: Secrets
     out: TextIO
@@ -177,16 +182,7 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
         )
     report = load_report(options.report)
     token = env.get(options.token_env, "")
-    if options.from_artifact is not None:
-        # A fork's report: its summary must be what its rows add up to, and the policy is the base's.
-        problem = contradiction(report)
-        if problem:
-            raise UsageError(f"the report contradicts itself: {problem}", options.report)
-        policy = (
-            _base_policy(context, token, retry) if options.policy is None else load_policy(options.policy)
-        )
-    else:
-        policy = load_policy(options.policy, root=options.project_dir)
+    verdict = _verdict(options, report, context, token, retry)
     secrets = Secrets.of([*run_secrets().values, token])
     return _Run(
         options=options,
@@ -195,13 +191,34 @@ def _prepare(options: PublishOptions, env: Mapping[str, str], out: TextIO, retry
         # every string of the report redacted before any of it is rendered or escaped.
         report=redact_report(report, secrets),
         report_text=Path(options.report).read_text(encoding="utf-8"),
-        verdict=evaluate(report, policy),
+        verdict=verdict,
         token=token,
         secrets=secrets,
         out=out,
         fixture_changes=_fixture_changes(options, out),
         path_prefix=prefix,
     )
+
+
+def _verdict(
+    options: PublishOptions, report: Report, context: Context, token: str, retry: RetryPolicy | None
+) -> GateVerdict:
+    """The policy step's verdict when its file is given; a fork's report is judged here, by the base
+    repository's policy, and that verdict written to the same kind of file."""
+    assert options.report is not None
+    if options.from_artifact is None:
+        if options.verdict is not None:
+            return read_verdict(options.verdict).judged()
+        return judge(report, load_policy(options.policy, root=options.project_dir), str(options.report))
+    # A fork's report: its summary must be what its rows add up to, and the policy is the base's.
+    problem = contradiction(report)
+    if problem:
+        raise UsageError(f"the report contradicts itself: {problem}", options.report)
+    policy = _base_policy(context, token, retry) if options.policy is None else load_policy(options.policy)
+    verdict = judge(report, policy, str(options.report))
+    if options.verdict_file is not None:
+        write_verdict(options.verdict_file, verdict)
+    return verdict
 
 
 def _base_policy(context: Context, token: str, retry: RetryPolicy | None) -> Policy:
@@ -285,9 +302,7 @@ def _markdown(run: _Run, max_chars: int) -> str:
     text = render(
         run.shown,
         "markdown",
-        repo=ctx.repository,
-        sha=ctx.sha,
-        server_url=ctx.server_url,
+        links=blob_links(ctx.repository, ctx.sha, ctx.server_url),
         max_chars=max_chars,
         verdict=run.verdict,
         fixture_changes=run.fixture_changes,
@@ -319,7 +334,7 @@ def _conclusion(run: _Run) -> str:
 
 
 def _outputs(run: _Run, result: PublishResult) -> dict[str, str]:
-    return run_outputs(run.report, run.verdict, result.comment.url if result.comment else "")
+    return run_outputs(run.verdict, result.comment.url if result.comment else "")
 
 
 # --- GitHub ----------------------------------------------------------------------------------------
@@ -400,7 +415,7 @@ def _check_run_step(run: _Run, publisher: Publisher, found: list[Annotation], re
             name=run.options.check_name,
             head_sha=run.context.sha,
             conclusion=_conclusion(run),
-            title=report_summary_line(run.report),
+            title=run.verdict.summary_line,
             summary=summary,
             annotations=[ann.to_check_run(a) for a in found],
         )

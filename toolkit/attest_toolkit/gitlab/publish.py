@@ -20,9 +20,9 @@ from ..forge.gate import run_outputs, worth_telling
 from ..forge.paths import from_root, repository_prefix
 from ..forge.step import Step
 from ..forge.sticky import MARKER
+from ..forge.verdict_file import GateVerdict, default_path, read_verdict
 from ..report.build import Report, load_report, redact_report, run_secrets
-from ..report.policy import Verdict, evaluate, load_policy
-from ..report.summary import render
+from ..report.summary import NO_LINKS, Links, render
 from .client import Client, GitLabError, RetryPolicy
 from .context import TOKEN_VARIABLES, Pipeline, token
 from .notes import NOTE_LIMIT, MergeRequestNotes, NoteResult
@@ -33,7 +33,7 @@ NOTE_MARGIN = 256  # room for the marker, the footer and the safety trim's closi
 @dataclass(frozen=True)
 class NoteOptions:
     report: Path
-    policy: Path | None = None
+    verdict: Path | None = None  # the policy step's verdict file: shown as it is, never judged again
     comment: bool = True
     comment_on_change: bool = False  # a new note only when there is something to tell
     base_ref: str | None = None
@@ -44,12 +44,11 @@ class NoteOptions:
 
 def summary_markdown(
     options: NoteOptions, env: Mapping[str, str], step: Step
-) -> tuple[str, Verdict, Report, list[dict] | None]:
+) -> tuple[str, GateVerdict, Report, list[dict] | None]:
     """The note's markdown, redacted, its miss locations linked to the commit on GitLab."""
     pipeline = Pipeline.of(env)
     report = load_report(options.project_dir / options.report)
-    policy = options.policy and options.project_dir / options.policy
-    verdict = evaluate(report, load_policy(policy, root=options.project_dir))
+    verdict = read_verdict(options.project_dir / (options.verdict or default_path(env))).judged()
     secrets = Secrets.of([*run_secrets().values, token(env)])
     redacted = redact_report(report, secrets)
     shown = from_root(redacted, repository_prefix(options.project_dir, env.get("CI_PROJECT_DIR")))
@@ -58,16 +57,20 @@ def summary_markdown(
     text = render(
         shown,
         "markdown",
-        # GitLab's blob URLs have `/-/` between the project and `blob`.
-        repo=f"{pipeline.project_path}/-" if pipeline.project_path else None,
-        sha=pipeline.sha or None,
-        server_url=pipeline.server_url,
+        links=_links(pipeline),
         max_chars=NOTE_LIMIT - len(MARKER) - NOTE_MARGIN,
         verdict=verdict,
         fixture_changes=changes,
         notes=notes,
     )
     return secrets.redact(text), verdict, redacted, changes
+
+
+def _links(pipeline: Pipeline) -> Links:
+    """`{server}/{project}/-/blob/{sha}/{file}#L{line}`; without a project and a commit, none."""
+    if not (pipeline.project_path and pipeline.sha):
+        return NO_LINKS
+    return Links(f"{pipeline.server_url}/{pipeline.project_path}/-/blob/{pipeline.sha}/")
 
 
 def _changes(options: NoteOptions, step: Step) -> list[dict] | None:
@@ -130,7 +133,7 @@ def publish_step(
             step.warning(f"publishing to GitLab failed: {exc}; the gate's verdict is unchanged")
         except Exception as exc:  # whatever broke, the policy step's verdict stands
             step.warning(f"publishing failed ({type(exc).__name__}); the gate's verdict is unchanged")
-    step.outputs(run_outputs(report, verdict, url))
+    step.outputs(run_outputs(verdict, url))
     return 0
 
 
