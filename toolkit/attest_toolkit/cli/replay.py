@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from ..errors import UsageError
-from ..replay.modes import MATCHES
+from ..replay.modes import MATCHES, Match, spelled
 from ..replay.repeat import divergence
 from ..replay.runner import (
     EXIT_DIVERGED,
@@ -148,7 +148,7 @@ def replay(
     check_image_only(image, engine_name, report)
     fixtures = resolve_fixtures(name, fixture, fixtures_dir)
     if match not in MATCHES:
-        raise UsageError(f"--match must be strict or lenient, not {match!r}")
+        raise UsageError(f"--match must be {spelled(Match)}, not {match!r}")
     if network not in ("none", "guard", "off"):
         raise UsageError(f"--network must be none, guard or off, not {network!r}")
     if image is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..replay.modes import Mode
 from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
 from ..replay.server import Engine
 from ..report.build import build_report, default_environment, replay_facts, write_report
@@ -50,7 +51,7 @@ def run_image(target: ImageRun, fixtures: list[Path], match: str = "strict") -> 
         engine = Engine(env={})  # no provider key: nothing can be forwarded, whatever the session asks
         engine.start(sock=ns.sockets[0])
         try:
-            sid, session_env = engine.open_session(list(fixtures), "strict", True, match)
+            sid, session_env = engine.open_session(list(fixtures), Mode.STRICT, True, match)
             returncode = target.run(binary, ns.path, session_env)
             summary = engine.close_session(sid)
         finally:
