@@ -24,6 +24,7 @@ CASE_KEYS = {
     "hosts.json": {"host", "what", "blocked", "provider"},
     "miss_kinds.json": {"name", "what", "recorded", "sent", "kind", "line"},
     "replay_facts.json": {"name", "what", "sessions", "facts"},
+    "modes.json": {"what", "given", "env", "mode", "refused"},
 }
 
 

@@ -120,7 +120,9 @@ def test_no_secret_survives_into_the_fixture(shape, env_value, password, where, 
 # --- streamed in pieces, encoded, or only known by its surroundings, through the real proxy ---------
 
 SPLIT_KEY = st.from_regex(
-    TOKEN_PATTERNS[1][1], fullmatch=True, alphabet=string.ascii_letters + string.digits + "-_"
+    dict(TOKEN_PATTERNS)["OpenAI-style API key"],
+    fullmatch=True,
+    alphabet=string.ascii_letters + string.digits + "-_",
 )
 
 

@@ -9,11 +9,23 @@ from pathlib import Path
 
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.fixtures.diff import changes_between_dirs
-from attest_toolkit.fixtures.sequence import MAX_STEPS, Marked, Step, compare, label, mermaid, sequence
+from attest_toolkit.fixtures.sequence import (
+    MAX_STEPS,
+    Call,
+    Marked,
+    Step,
+    compare,
+    label,
+    mermaid,
+    sequence,
+    short_hash,
+)
+from attest_toolkit.normalize import Exchange
 from attest_toolkit.report.build import build_report
 from attest_toolkit.report.summary import render
 from conftest import REPO, chat_request, chat_response, exchange, run_cli, write_fixture
 from report_factory import make_miss, make_report, make_test, replay_facts
+from upstream import bedrock_frame
 
 EXAMPLE = REPO / "examples" / "fixtures" / "example.attest.json"
 
@@ -60,6 +72,56 @@ def test_fixture_show_prints_the_path_as_a_mermaid_sequence_diagram():
     assert "  A->>M: chat/completions gpt-4o-mini" in lines
     assert re.search(r"^  M-->>A: asks lookup_order \(args [0-9a-f]{7}\)$", done.stdout, re.M)
     assert re.search(r"^  A->>T1: tools/call lookup_order \(args [0-9a-f]{7}\)$", done.stdout, re.M)
+
+
+ORDER = {"order": "O-1042"}
+GEMINI_CALL = {
+    "content": {"role": "model", "parts": [{"functionCall": {"name": "lookup_order", "args": ORDER}}]}
+}
+CONVERSE_CALL = {
+    "toolUse": {"toolUseId": "tooluse_Ab12Cd34Ef56Gh78Ij90Kl", "name": "lookup_order", "input": ORDER}
+}
+
+
+def _bedrock_stream() -> Exchange:
+    """A ConverseStream answer asking for lookup_order: its name at the block's start, its input in pieces."""
+    start = {"toolUse": {"toolUseId": "tooluse_Ab12Cd34Ef56Gh78Ij90Kl", "name": "lookup_order"}}
+    frames = [
+        bedrock_frame("messageStart", {"role": "assistant"}),
+        bedrock_frame("contentBlockStart", {"contentBlockIndex": 0, "start": start}),
+        bedrock_frame(
+            "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"order":'}}}
+        ),
+        bedrock_frame(
+            "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '"O-1042"}'}}}
+        ),
+        bedrock_frame("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_frame("messageStop", {"stopReason": "tool_use"}),
+        bedrock_frame("metadata", {"usage": {"inputTokens": 20, "outputTokens": 8, "totalTokens": 28}}),
+    ]
+    body = json.dumps({"messages": [{"role": "user", "content": [{"text": "Refund O-1042"}]}]}).encode()
+    path = "/model/anthropic.claude-3-haiku-20240307-v1:0/converse-stream"
+    return Exchange("POST", path, "", body, 200, [("content-type", "application/vnd.amazon.eventstream")],
+                    b"".join(frames))  # fmt: skip
+
+
+def test_gemini_and_bedrock_replies_show_the_tool_calls_they_ask_for(tmp_path: Path):
+    gemini = exchange(
+        {"contents": [{"role": "user", "parts": [{"text": "Refund O-1042"}]}]},
+        {"candidates": [GEMINI_CALL]},
+        path="/v1beta/models/gemini-2.5-flash:generateContent",
+    )
+    converse = exchange(
+        {"messages": [{"role": "user", "content": [{"text": "Refund O-1042"}]}]},
+        {"output": {"message": {"role": "assistant", "content": [CONVERSE_CALL]}}, "stopReason": "tool_use"},
+        path="/model/anthropic.claude-3-haiku-20240307-v1:0/converse",
+    )
+    for provider, exchanges in (("gemini", [gemini]), ("bedrock", [converse, _bedrock_stream()])):
+        doc = fx.read_fixture(write_fixture(tmp_path, provider, exchanges, provider))
+        # each reply asks for the tool with the arguments' hash, whole or streamed in pieces
+        assert [s.asks for s in sequence(doc)] == [(Call("lookup_order", short_hash(ORDER)),)] * len(
+            exchanges
+        )
 
 
 def test_compare_marks_added_dropped_and_changed_arguments():

@@ -41,8 +41,9 @@ def test_the_shipped_dist_is_what_src_builds_to(tmp_path: Path) -> None:
         ["node", str(TSC), "-p", "tsconfig.json"], cwd=copy, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    # the build's second step (scripts/copy-hosts.mjs): the guard's host list, shared with Python
+    # the build's second step (scripts/copy-data.mjs): the guard's host list and the modes, shared with Python
     shutil.copy(ROOT / "toolkit" / "attest_toolkit" / "providers" / "hosts.json", copy / "dist" / "guard")
+    shutil.copy(ROOT / "toolkit" / "attest_toolkit" / "replay" / "modes.json", copy / "dist")
     built, shipped = files(copy / "dist"), files(SDK / "dist")
     stale = sorted(str(p) for p in built.keys() | shipped.keys() if built.get(p) != shipped.get(p))
     assert not stale, f"sdks/vitest/dist differs from a build of src/ (run `npm run build` there): {stale}"

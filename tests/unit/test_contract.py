@@ -4,24 +4,29 @@ helper's sdks/vitest/test/contract.test.ts checks it answers the same.
 - hosts: whether the egress guard blocks a host, and the provider a blocked call is named for;
 - miss kinds: a recorded call and the calls sent after it -> the miss's kind and the one line the user
   sees (through the engine's own lookup, as the engine serves a call);
-- replay facts: the engine's raw summaries of a test's sessions -> the row's `replay` facts.
+- replay facts: the engine's raw summaries of a test's sessions -> the row's `replay` facts;
+- modes: the mode given and the environment -> the replay mode, or the one line refusing it.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from attest_toolkit.credentials.scan import Secrets
+from attest_toolkit.errors import UsageError
 from attest_toolkit.guard.hosts import is_blocked_host
 from attest_toolkit.normalize.served import Sent, key_as_sent
 from attest_toolkit.providers import provider_for
 from attest_toolkit.replay import index
 from attest_toolkit.replay.diagnose import Miss, MissKind
+from attest_toolkit.replay.modes import Egress, Match, Mode, in_ci
+from attest_toolkit.replay.runner import resolve_mode
 from attest_toolkit.replay.session import Session
 from attest_toolkit.report.build import replay_facts
+from attest_toolkit.report.model import ReplayMode
 from conftest import REPO
 from contract_vectors import CASE_KEYS, VECTORS, cases, write_miss_fixture
 
@@ -97,3 +102,30 @@ def test_miss_kind(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mon
 def test_replay_facts(case: dict[str, Any]) -> None:
     sessions = case["sessions"]
     assert replay_facts(sessions, (s["fixture"] for s in sessions)) == case["facts"]
+
+
+# --- modes ---------------------------------------------------------------------------------------------
+
+MODES_FILE = REPO / "toolkit" / "attest_toolkit" / "replay" / "modes.json"
+
+
+def test_the_enums_are_the_vocabularies_the_vitest_package_copies() -> None:
+    words = json.loads(MODES_FILE.read_text(encoding="utf-8"))
+    assert [m.value for m in Mode] == words["modes"]
+    assert [m.value for m in Match] == words["matches"]
+    assert [m.value for m in Egress] == words["egress"]
+    assert list(get_args(ReplayMode)) == words["modes"]  # report-v2's, from its schema
+    assert [w for w in words["ci_false"] if in_ci({"CI": w})] == []
+
+
+@pytest.mark.parametrize("case", cases("modes.json"), ids=_ids("what"))
+def test_mode(case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("CI", "ATTEST_REPLAY"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in case["env"].items():
+        monkeypatch.setenv(var, value)
+    if "refused" in case:
+        with pytest.raises(UsageError, match=case["refused"]):
+            resolve_mode(case["given"])
+    else:
+        assert resolve_mode(case["given"]) is Mode(case["mode"])

@@ -24,6 +24,7 @@ from . import __version__
 from .errors import UsageError
 from .fixtures.document import DEFAULT_DIR, atomic_write
 from .fixtures.validation import load_schema
+from .providers import DEFAULT, PROVIDERS, RECORDED
 from .report.policy import DEFAULTS
 
 DATA = Path(__file__).resolve().parent / "data" / "starter"
@@ -38,11 +39,16 @@ FORGE_FILES = {
 }
 ACTION = "attest-toolkit/attest-toolkit"
 
+# The base-URL variables the first test names: its stand-in agent's (the default provider's), and the
+# first recorded providers' as the examples of what SDKs read.
+_BASE_VAR = DEFAULT.base_url_vars[0]
+_SDK_VARS = " and ".join(PROVIDERS[name].base_url_vars[0] for name in RECORDED[:2])
+
 FIRST_TEST = f'''"""Your first attest test: it replays {DEFAULT_DIR.as_posix()}/{FIXTURE}.attest.json, offline.
 
 Replace `ask` with your agent, capture a real run with `attest capture --name NAME -- python agent.py`,
 and replay it the same way. Build model clients inside the `with` block: the official SDKs read
-OPENAI_BASE_URL and ANTHROPIC_BASE_URL when a client is built.
+{_SDK_VARS} when a client is built.
 """
 
 import json
@@ -51,13 +57,13 @@ import urllib.request
 
 
 def ask(content: str) -> str:
-    """Stands in for your agent: one chat completion, sent where OPENAI_BASE_URL points."""
+    """Stands in for your agent: one chat completion, sent where {_BASE_VAR} points."""
     body = {{
         "model": "gpt-4o-mini",
         "messages": [{{"role": "system", "content": "You are terse."}}, {{"role": "user", "content": content}}],
     }}
     request = urllib.request.Request(
-        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+        os.environ["{_BASE_VAR}"].rstrip("/") + "/chat/completions",
         data=json.dumps(body).encode(),
         headers={{"content-type": "application/json", "authorization": "Bearer replayed"}},
     )

@@ -1,6 +1,7 @@
 /** The replay mode: from the argument, else ATTEST_REPLAY, else strict when CI is set and auto locally. */
-export declare const MODES: readonly ["strict", "auto", "off"];
-export type Mode = (typeof MODES)[number];
+/** The type checker's spelling of the modes; test/contract.test.ts keeps it equal to the shared file. */
+export type Mode = "strict" | "auto" | "off";
+export declare const MODES: readonly Mode[];
 /** A replay that cannot start or is used wrongly: a one-line message, no engine left running. */
 export declare class ReplayError extends Error {
     constructor(message: string);

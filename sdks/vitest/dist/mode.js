@@ -1,5 +1,13 @@
 /** The replay mode: from the argument, else ATTEST_REPLAY, else strict when CI is set and auto locally. */
-export const MODES = ["strict", "auto", "off"];
+import { readFileSync } from "node:fs";
+// The modes' one vocabulary, shared with the toolkit's enums: copied into the package beside this
+// module at build (scripts/copy-data.mjs).
+const WORDS = JSON.parse(readFileSync(new URL("./modes.json", import.meta.url), "utf8"));
+export const MODES = WORDS.modes;
+/** The words as an error names them: `strict, auto or off`. */
+function spelled(words) {
+    return words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+}
 /** A replay that cannot start or is used wrongly: a one-line message, no engine left running. */
 export class ReplayError extends Error {
     constructor(message) {
@@ -8,7 +16,7 @@ export class ReplayError extends Error {
     }
 }
 function truthy(value) {
-    return !["", "0", "false", "no"].includes((value ?? "").trim().toLowerCase());
+    return !WORDS.ci_false.includes((value ?? "").trim().toLowerCase());
 }
 /** strict when CI is set, so a pull-request check never goes live by accident; auto locally. */
 export function defaultMode(env = process.env) {
@@ -19,7 +27,7 @@ export function resolveMode(mode, env = process.env) {
     const chosen = mode ?? (env.ATTEST_REPLAY?.trim() || undefined) ?? defaultMode(env);
     if (!MODES.includes(chosen)) {
         const source = mode === undefined ? "ATTEST_REPLAY" : "mode";
-        throw new ReplayError(`attest replay: ${source} must be strict, auto or off, not ${JSON.stringify(chosen)}`);
+        throw new ReplayError(`attest replay: ${source} must be ${spelled(MODES)}, not ${JSON.stringify(chosen)}`);
     }
     return chosen;
 }

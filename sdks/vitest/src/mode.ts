@@ -1,7 +1,24 @@
 /** The replay mode: from the argument, else ATTEST_REPLAY, else strict when CI is set and auto locally. */
 
-export const MODES = ["strict", "auto", "off"] as const;
-export type Mode = (typeof MODES)[number];
+import { readFileSync } from "node:fs";
+
+interface Vocabulary {
+  modes: string[];
+  ci_false: string[];
+}
+
+// The modes' one vocabulary, shared with the toolkit's enums: copied into the package beside this
+// module at build (scripts/copy-data.mjs).
+const WORDS: Vocabulary = JSON.parse(readFileSync(new URL("./modes.json", import.meta.url), "utf8"));
+
+/** The type checker's spelling of the modes; test/contract.test.ts keeps it equal to the shared file. */
+export type Mode = "strict" | "auto" | "off";
+export const MODES: readonly Mode[] = WORDS.modes as Mode[];
+
+/** The words as an error names them: `strict, auto or off`. */
+function spelled(words: readonly string[]): string {
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+}
 
 /** A replay that cannot start or is used wrongly: a one-line message, no engine left running. */
 export class ReplayError extends Error {
@@ -12,7 +29,7 @@ export class ReplayError extends Error {
 }
 
 function truthy(value: string | undefined): boolean {
-  return !["", "0", "false", "no"].includes((value ?? "").trim().toLowerCase());
+  return !WORDS.ci_false.includes((value ?? "").trim().toLowerCase());
 }
 
 /** strict when CI is set, so a pull-request check never goes live by accident; auto locally. */
@@ -25,7 +42,7 @@ export function resolveMode(mode: string | undefined, env: NodeJS.ProcessEnv = p
   const chosen = mode ?? (env.ATTEST_REPLAY?.trim() || undefined) ?? defaultMode(env);
   if (!(MODES as readonly string[]).includes(chosen)) {
     const source = mode === undefined ? "ATTEST_REPLAY" : "mode";
-    throw new ReplayError(`attest replay: ${source} must be strict, auto or off, not ${JSON.stringify(chosen)}`);
+    throw new ReplayError(`attest replay: ${source} must be ${spelled(MODES)}, not ${JSON.stringify(chosen)}`);
   }
   return chosen as Mode;
 }

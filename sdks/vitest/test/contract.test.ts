@@ -16,7 +16,7 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { isBlockedHost, useReplay } from "@attest-ai/vitest";
+import { isBlockedHost, type Mode, MODES, resolveMode, useReplay } from "@attest-ai/vitest";
 
 import { EXAMPLE_FIXTURES, fixturesDir, PACKAGE, REPO } from "./helpers.js";
 
@@ -47,6 +47,13 @@ interface FactsCase {
   name: string;
   sessions: Array<Record<string, unknown> & { miss_list: Miss[]; mode: string }>;
   facts: Record<string, unknown> & { miss?: Miss };
+}
+interface ModeCase {
+  what: string;
+  given: string | null;
+  env: Record<string, string>;
+  mode?: string;
+  refused?: string;
 }
 interface Row {
   id: string;
@@ -138,3 +145,24 @@ function row(vector: FactsCase): Record<string, unknown> {
   if (miss.not_evaluated) return { ...base, outcome: "not_evaluated", reason: "replay_miss", message: `not_evaluated: replay_miss: ${miss.message}` };
   return { ...base, outcome: "failed", message: miss.message };
 }
+
+describe("modes.json", () => {
+  it("is the vocabulary the package reads, and the Mode type's", () => {
+    const file = path.join(REPO, "toolkit", "attest_toolkit", "replay", "modes.json");
+    const words = JSON.parse(readFileSync(file, "utf8")) as { modes: string[] };
+    expect([...MODES]).toEqual(words.modes);
+    const typed: Record<Mode, true> = { strict: true, auto: true, off: true }; // every member of the type
+    expect(Object.keys(typed)).toEqual(words.modes);
+  });
+
+  for (const vector of cases<ModeCase>("modes.json")) {
+    it(vector.what, () => {
+      const given = vector.given ?? undefined;
+      if (vector.refused !== undefined) {
+        expect(() => resolveMode(given, vector.env)).toThrow(vector.refused);
+      } else {
+        expect(resolveMode(given, vector.env)).toBe(vector.mode);
+      }
+    });
+  }
+});

@@ -25,6 +25,7 @@ from ..normalize import Exchange
 from ..normalize.served import key_as_sent, restore, restore_bytes
 from ..proxy.http import sent_of, serve_recording
 from ..replay.index import Recording, load
+from ..replay.modes import Mode
 from ..replay.session import Session
 
 
@@ -47,7 +48,7 @@ class ReplayFirst:
             )
         loaded = load(path, secrets)
         self.session = Session(
-            [loaded], "strict", match=match, secrets=secrets if match == "lenient" else None
+            [loaded], Mode.STRICT, match=match, secrets=secrets if match == "lenient" else None
         )
         # Recording -> its interaction in the file, so a replayed call keeps the object read from it.
         self._interaction = {

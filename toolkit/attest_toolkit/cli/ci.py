@@ -104,7 +104,7 @@ def run_command(
     report: Report = "attest-report.json",
     mode: Annotated[
         Mode, _opt("--mode", "MODE", "What a request with no recording gets (ATTEST_REPLAY).")
-    ] = "strict",
+    ] = Mode.STRICT,
     network: Annotated[
         Network, _opt("--network", "NETWORK", "none: a network namespace; guard: the egress guard.")
     ] = "none",

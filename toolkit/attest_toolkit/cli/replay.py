@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from ..replay.faults import parse_faults
-from ..replay.modes import MATCHES
+from ..replay.modes import MATCHES, Match, spelled
 from ..replay.repeat import divergence
 from ..replay.runner import (
     EXIT_DIVERGED,
@@ -181,7 +181,7 @@ def replay(
     parse_faults(fault)  # a bad SPEC is one line before anything starts
     fixtures = resolve_fixtures(name, fixture, fixtures_dir)
     if match not in MATCHES:
-        raise UsageError(f"--match must be strict or lenient, not {match!r}")
+        raise UsageError(f"--match must be {spelled(Match)}, not {match!r}")
     if network not in ("none", "guard", "off"):
         raise UsageError(f"--network must be none, guard or off, not {network!r}")
     if image is not None:

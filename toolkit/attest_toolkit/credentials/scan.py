@@ -13,29 +13,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..providers import KEY_PATTERNS, KeyPattern
 from .context import REDACTED, Span, context_spans, json_in_text_spans, mixed_case_and_digits
 from .names import is_secret_env_name, is_secret_flag, is_secret_key
 
+# Shapes that are no provider's own (the providers' key shapes are fields of their records).
+_GENERIC = (
+    # A token has a digit or a symbol in it: "the ring bearer returned" is prose, not a header.
+    KeyPattern(
+        "bearer token",
+        r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/=\-]{8})[A-Za-z]*[0-9._~+/=\-][A-Za-z0-9._~+/=\-]*",
+        (),  # "bearer" in any case: see may_hold_secret
+    ),
+    KeyPattern(
+        "GitHub token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    KeyPattern("AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("AKIA", "ASIA")),
+    KeyPattern("xAI API key", r"\bxai-[A-Za-z0-9]{20,}", ("xai-",)),
+    KeyPattern("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
+    KeyPattern("Slack token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", ("xox",)),
+    KeyPattern(
+        "JSON web token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyJ",)
+    ),
+)
+_SHAPES = (*KEY_PATTERNS, *_GENERIC)
+
 # (label, pattern). Labels name the kind of secret in errors; the value itself is never shown.
 TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(rx))
-    for label, rx in (
-        ("Anthropic API key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
-        ("OpenAI-style API key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}"),
-        # A token has a digit or a symbol in it: "the ring bearer returned" is prose, not a header.
-        (
-            "bearer token",
-            r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/=\-]{8})[A-Za-z]*[0-9._~+/=\-][A-Za-z0-9._~+/=\-]*",
-        ),
-        ("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})"),
-        ("AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-        ("Groq API key", r"\bgsk_[A-Za-z0-9]{20,}"),
-        ("xAI API key", r"\bxai-[A-Za-z0-9]{20,}"),
-        ("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
-        ("Slack token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-        ("JSON web token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    )
+    (k.label, re.compile(k.pattern)) for k in _SHAPES
 )
 
 # The shortest `.env` value treated as a secret: shorter ones ("1", "true", "gpt-4o") are settings.
@@ -46,23 +53,7 @@ ENV_MAX_BYTES = 1024 * 1024
 # Text every shape in TOKEN_PATTERNS contains (a test keeps the two in step). The scan and
 # redaction check these substrings first and run the shapes only on text that has one: most text has
 # none, and eleven regular-expression scans per string would dominate a replayed call and a fixture read.
-SECRET_HINTS = (
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "AKIA",
-    "ASIA",
-    "AIza",
-    "gsk_",
-    "xai-",
-    "hf_",
-    "xox",
-    "eyJ",
-)  # and "bearer" in any case
+SECRET_HINTS: tuple[str, ...] = tuple(dict.fromkeys(h for k in _SHAPES for h in k.hints))  # and "bearer"
 
 
 def may_hold_secret(text: str, values: tuple[str, ...]) -> bool:

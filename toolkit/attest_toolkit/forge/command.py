@@ -38,7 +38,7 @@ NO_REPORT = (
 class RunInputs:
     command: str
     report: str = "attest-report.json"
-    mode: Mode = "strict"
+    mode: Mode = Mode.STRICT
     network: Network = "none"
     isolation: Isolation = "host"
     tests: tuple[str, ...] = ()  # the selected ids, appended to the command's arguments

@@ -11,6 +11,7 @@ that hold a token or a key are given instead of working there.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -44,6 +45,11 @@ def check_isolation(env: Mapping[str, str]) -> None:
         raise BadInput("isolation image replays with mode strict and network none")
 
 
+# The replay modes, from the file the toolkit's enum and the Vitest package read (replay/modes.json).
+_MODES_FILE = Path(__file__).resolve().parent.parent / "replay" / "modes.json"
+MODES: list[str] = json.loads(_MODES_FILE.read_text(encoding="utf-8"))["modes"]
+
+
 def check_switches(env: Mapping[str, str]) -> None:
     for value in [env.get("SELECT", ""), *(w for w in BLANKS.split(env.get("SWITCHES", "")) if w)]:
         if value not in ("true", "false"):
@@ -54,7 +60,7 @@ def check_switches(env: Mapping[str, str]) -> None:
 
 def check(env: Mapping[str, str]) -> None:
     """Raise BadInput for the first input the action cannot run with, in the order they are listed."""
-    one_of("mode", env.get("MODE", ""), ("strict", "auto", "off"), "strict, auto or off")
+    one_of("mode", env.get("MODE", ""), tuple(MODES), f"{', '.join(MODES[:-1])} or {MODES[-1]}")
     one_of("network", env.get("NETWORK", ""), ("none", "guard"), "none or guard")
     check_isolation(env)
     one_of("fixtures-store", env.get("STORE", ""), ("", "s3"), "s3 or empty")

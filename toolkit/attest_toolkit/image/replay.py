@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..replay.modes import Mode
 from ..replay.runner import EXIT_PASS, ReplayRun, exit_code, print_outcome
 from ..replay.server import Engine
 from ..report.replay_run import run_row, write_run_report
@@ -54,7 +55,7 @@ def run_image(
         engine = Engine(env={})  # no provider key: nothing can be forwarded, whatever the session asks
         engine.start(sock=ns.sockets[0])
         try:
-            sid, session_env = engine.open_session(list(fixtures), "strict", True, match, (), faults)
+            sid, session_env = engine.open_session(list(fixtures), Mode.STRICT, True, match, (), faults)
             returncode = target.run(binary, ns.path, session_env)
             summary = engine.close_session(sid)
         finally:

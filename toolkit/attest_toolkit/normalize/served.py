@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..credentials.scan import Secrets
-from ..providers import ID_SHAPES
+from ..providers import DEFAULT, ID_SHAPES
 from ..providers.base import BASE62, HEX, Shape
 from . import timestamps
 from .body import parse_body, request_content
@@ -64,7 +64,7 @@ def id_tail(number: int, prefix: str, provider: str) -> str:
         salt += 1
 
 
-def served_value(kind: str, number: int, prefix: str = "", provider: str = "openai") -> str:
+def served_value(kind: str, number: int, prefix: str = "", provider: str = DEFAULT.name) -> str:
     """The value served for a placeholder of `kind` ("id", "ts", "email")."""
     if kind == "ts":
         minutes, seconds = divmod(number, 60)

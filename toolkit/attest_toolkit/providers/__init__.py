@@ -1,40 +1,64 @@
 """The providers the proxy serves: one record per provider, and the questions the rest of the package
 asks about them (which provider a path or host belongs to, how its body splits, its ids, its usage).
 
-Adding a provider is one module here that defines `PROVIDER` (see `base.Provider`), named in
-`_MODULES`; nothing else lists providers. The first one (OpenAI) is the default: a path no other
-provider claims is OpenAI's, as an OpenAI-compatible gateway's paths are.
+Adding a provider is one module here that defines `PROVIDER` (see `base.Provider`), imported and
+listed below; nothing else lists providers, and no code outside this package names one. The first one
+(OpenAI) is the default: a path no other provider claims is OpenAI's, as an OpenAI-compatible
+gateway's paths are.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Endpoint, Provider, Shape, Signer, SigningFailed, UsageFields
-
-_MODULES = (
-    "openai",
-    "anthropic",
-    "otlp",
-    "gemini",
-    "azure",
-    "vertex",
-    "groq",
-    "mistral",
-    "together",
-    "deepseek",
-    "openrouter",
-    "bedrock",
+from . import (
+    anthropic,
+    azure,
+    bedrock,
+    deepseek,
+    gemini,
+    groq,
+    mistral,
+    openai,
+    openrouter,
+    otlp,
+    together,
+    vertex,
+)
+from .base import (
+    Endpoint,
+    KeyPattern,
+    Provider,
+    ReplyModel,
+    ReplyParts,
+    Shape,
+    Signer,
+    SigningFailed,
+    Streamed,
+    ToolCall,
+    ToolCalls,
+    UsageFields,
 )
 
-PROVIDERS: dict[str, Provider] = {
-    p.name: p for p in (importlib.import_module(f"{__name__}.{m}").PROVIDER for m in _MODULES)
-}
-DEFAULT = PROVIDERS[_MODULES[0]]
+_ALL = (
+    openai.PROVIDER,
+    anthropic.PROVIDER,
+    otlp.PROVIDER,
+    gemini.PROVIDER,
+    azure.PROVIDER,
+    vertex.PROVIDER,
+    groq.PROVIDER,
+    mistral.PROVIDER,
+    together.PROVIDER,
+    deepseek.PROVIDER,
+    openrouter.PROVIDER,
+    bedrock.PROVIDER,
+)
+PROVIDERS: dict[str, Provider] = {p.name: p for p in _ALL}
+DEFAULT = _ALL[0]
 RECORDED: tuple[str, ...] = tuple(name for name, p in PROVIDERS.items() if p.records)
 # Providers whose calls are only counted, accepted and answered empty (OTLP traces).
 COUNTED: frozenset[str] = frozenset(PROVIDERS) - frozenset(RECORDED)
@@ -168,24 +192,40 @@ STREAM_END_RE = re.compile(b"|".join(mark for p in PROVIDERS.values() for mark i
 PRICED_AS = tuple(p.priced_as for p in PROVIDERS.values() if p.priced_as is not None)
 # The providers whose SDK fetches a Google token before calling, even in replay.
 GOOGLE_TOKEN: frozenset[str] = frozenset(name for name, p in PROVIDERS.items() if p.google_token)
+# The first of them: whose error form answers a token request for a session the engine does not know.
+GOOGLE_TOKEN_PROVIDER: str = next(name for name, p in PROVIDERS.items() if p.google_token)
+# Every provider's key shapes, and the headers that carry a provider credential (besides Authorization).
+KEY_PATTERNS: tuple[KeyPattern, ...] = tuple(k for p in PROVIDERS.values() for k in p.key_patterns)
+CREDENTIAL_HEADERS: tuple[str, ...] = tuple(
+    dict.fromkeys(h for p in PROVIDERS.values() for h in (p.key_header, *p.credential_headers) if h)
+)
 
 __all__ = [
     "COUNTED",
+    "CREDENTIAL_HEADERS",
     "DEFAULT",
     "ENDPOINTS",
     "GOOGLE_TOKEN",
+    "GOOGLE_TOKEN_PROVIDER",
     "ID_PREFIXES",
     "ID_SHAPES",
+    "KEY_PATTERNS",
     "PRICED_AS",
     "PROVIDERS",
     "RECORDED",
     "STREAM_END_RE",
     "USAGE_FIELDS",
     "Endpoint",
+    "KeyPattern",
     "Provider",
+    "ReplyModel",
+    "ReplyParts",
     "Shape",
     "Signer",
     "SigningFailed",
+    "Streamed",
+    "ToolCall",
+    "ToolCalls",
     "UsageFields",
     "endpoint_for",
     "error_body",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .base import BASE62, Endpoint, Provider, Shape, UsageFields
+from .base import BASE62, Endpoint, KeyPattern, Provider, Shape, Streamed, ToolCall, UsageFields
 
 
 def _messages(body: dict[str, Any]) -> dict[str, Any]:
@@ -39,6 +39,63 @@ _STATUS_KINDS = {429: "rate_limit_error", 529: "overloaded_error"}
 def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, str]]:
     kind = _STATUS_KINDS.get(status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": message}}, {}
+
+
+_STREAM_EVENTS = ("message_start", "message_delta", "message_stop", "content_block_stop", "ping")
+
+
+def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The text and tool names of a Messages answer or one of its stream events."""
+    texts: list[str] = []
+    tools: list[str] = []
+    kind = obj.get("type")
+    if kind == "message" and isinstance(obj.get("content"), list):
+        for block in obj["content"]:
+            _block(block, texts, tools)
+    elif kind == "content_block_start":
+        _block(obj.get("content_block") or {}, texts, tools)
+    elif kind == "content_block_delta":
+        delta = obj.get("delta") or {}
+        if delta.get("type") == "text_delta":
+            texts.append(delta.get("text", ""))
+    elif kind not in _STREAM_EVENTS:
+        return None
+    return texts, tools
+
+
+def _block(block: dict[str, Any], texts: list[str], tools: list[str]) -> None:
+    if block.get("type") == "text":
+        texts.append(block.get("text", ""))
+    elif block.get("type") in ("tool_use", "server_tool_use") and block.get("name"):
+        tools.append(block["name"])
+
+
+def tool_calls(obj: dict[str, Any], streamed: Streamed) -> list[ToolCall]:
+    """The `tool_use` blocks of a Messages answer; a streamed one has its name at the block's start
+    and its input in JSON pieces."""
+    key = ("block", obj.get("index"))
+    block = obj.get("content_block") or {}
+    if obj.get("type") == "content_block_start" and block.get("type") == "tool_use" and block.get("name"):
+        streamed[(key, block["name"])] = []
+    delta = obj.get("delta") or {}
+    if obj.get("type") == "content_block_delta" and delta.get("type") == "input_json_delta":
+        for (k, _), parts in streamed.items():
+            if k == key:
+                parts.append(delta.get("partial_json") or "")
+    blocks = obj.get("content") if obj.get("type") == "message" else None
+    return [
+        (block["name"], block.get("input"))
+        for block in blocks or []
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name")
+    ]
+
+
+def reply_model(obj: dict[str, Any]) -> str | None:
+    """The model a Messages answer names (under `message` in its stream's first event)."""
+    for holder in (obj, obj.get("message")):
+        if isinstance(holder, dict) and isinstance(holder.get("model"), str):
+            return str(holder["model"])
+    return None
 
 
 _TAIL = Shape(BASE62, 22, "01")
@@ -76,4 +133,9 @@ PROVIDER = Provider(
     status_error=status_error,
     volatile_headers=("anthropic-ratelimit-*-remaining", "anthropic-ratelimit-*-reset"),  # the quota left
     clients={"pytest": "Anthropic()", "vitest": "new Anthropic()"},
+    reply_parts=reply_parts,
+    tool_calls=tool_calls,
+    reply_model=reply_model,
+    key_patterns=(KeyPattern("Anthropic API key", r"sk-ant-[A-Za-z0-9_\-]{16,}", ("sk-",)),),
+    credential_headers=("anthropic-api-key",),
 )

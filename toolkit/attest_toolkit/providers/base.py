@@ -80,6 +80,25 @@ SignerFactory = Callable[[Mapping[str, str]], Signer]  # built once per forwarde
 # The text pieces and tool names of one reply object (an answer or a stream event), for
 # `attest fixture show`; None when the object is not of the provider's shape.
 ReplyParts = Callable[[dict[str, Any]], "tuple[list[str], list[str]] | None"]
+# A tool call a reply asks for: the tool's name and its arguments (an object, or JSON text).
+ToolCall = tuple[str, Any]
+# The calls a reply streams in pieces, across its events: (the call's place in the stream, the tool's
+# name) -> the pieces of its arguments' JSON text so far.
+Streamed = dict[tuple[Any, str], list[str]]
+# The tool calls one reply object asks for whole; those it streams in pieces go into `Streamed`.
+ToolCalls = Callable[[dict[str, Any], Streamed], list[ToolCall]]
+# The model a reply object says answered, or None.
+ReplyModel = Callable[[dict[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class KeyPattern:
+    """The shape of a secret (a provider's API key): the credential scan refuses and redacts it by
+    `pattern`, in text that holds one of `hints` (substring scans first: cheaper than a regex)."""
+
+    label: str  # names the kind of secret in errors; the value itself is never shown
+    pattern: str
+    hints: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -135,7 +154,15 @@ class Provider:
     # Why a capture in this environment could not record its calls (a library missing), said before the
     # command starts; None when it can, or when nothing in the environment selects this provider.
     capture_needs: Callable[[Mapping[str, str]], str | None] | None = None
-    reply_parts: ReplyParts | None = None  # (the fixture view reads OpenAI's and Anthropic's itself)
+    # How `attest fixture show` and the agent's path read its replies: their text and tool names, the
+    # tool calls they ask for, the model that answered.
+    reply_parts: ReplyParts | None = None
+    tool_calls: ToolCalls | None = None
+    reply_model: ReplyModel | None = None
+    # The shapes of its API keys, and the headers besides `key_header` that carry its credentials: the
+    # credential scan and the importers refuse them.
+    key_patterns: tuple[KeyPattern, ...] = ()
+    credential_headers: tuple[str, ...] = ()
     # How its users build a client, per test runner (pytest, vitest): a call that went around a replay
     # fails naming it, since a client built before the replay keeps the provider's URL.
     clients: Mapping[str, str] = field(default_factory=lambda: dict(OPENAI_CLIENTS))

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Endpoint, Provider, SigningFailed, UsageFields
+from .base import Endpoint, Provider, SigningFailed, Streamed, ToolCall, UsageFields
 
 SERVICE = "bedrock"
 DEFAULT_REGION = "us-east-1"
@@ -100,6 +100,27 @@ def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
     texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
     uses = [b["toolUse"] for b in blocks if isinstance(b.get("toolUse"), dict) and "name" in b["toolUse"]]
     return texts, [str(use["name"]) for use in uses]
+
+
+def tool_calls(obj: dict[str, Any], streamed: Streamed) -> list[ToolCall]:
+    """The `toolUse` blocks of a Converse answer; in ConverseStream, a block's name comes at its start
+    and its input in JSON pieces."""
+    key = ("toolUse", obj.get("contentBlockIndex"))
+    start = obj.get("start")
+    use = start.get("toolUse") if isinstance(start, dict) else None
+    if isinstance(use, dict) and use.get("name"):
+        streamed[(key, str(use["name"]))] = []
+    delta = obj.get("delta")
+    piece = delta.get("toolUse") if isinstance(delta, dict) else None
+    if isinstance(piece, dict) and isinstance(piece.get("input"), str):
+        for (k, _), parts in streamed.items():
+            if k == key:
+                parts.append(piece["input"])
+    output = obj.get("output")
+    message = output.get("message") if isinstance(output, dict) else None
+    blocks = message.get("content") if isinstance(message, dict) else None
+    uses = [b["toolUse"] for b in blocks or [] if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)]
+    return [(str(u["name"]), u.get("input")) for u in uses if u.get("name")]
 
 
 class SigV4Signer:
@@ -243,6 +264,8 @@ PROVIDER = Provider(
     # InvokeModel's token counts (`x-amzn-bedrock-input-token-count`, ...) are the call's own: kept.
     volatile_headers=("x-amzn-bedrock-invocation-latency",),
     reply_parts=reply_parts,
+    tool_calls=tool_calls,
+    credential_headers=("x-amz-security-token",),
     signer=SigV4Signer,
     capture_needs=capture_needs,
     clients={"pytest": 'boto3.client("bedrock-runtime")', "vitest": "new BedrockRuntimeClient()"},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .base import Endpoint, Provider, UsageFields
+from .base import Endpoint, KeyPattern, Provider, Streamed, ToolCall, UsageFields
 
 _OWN_KEYS = ("contents", "systemInstruction", "system_instruction", "tools", "model")
 
@@ -56,6 +56,18 @@ def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
     return texts, tools
 
 
+def tool_calls(obj: dict[str, Any], streamed: Streamed) -> list[ToolCall]:
+    """The function calls of a generateContent answer or stream event (each event carries whole calls)."""
+    calls: list[ToolCall] = []
+    for candidate in obj.get("candidates") or [] if isinstance(obj.get("candidates"), list) else []:
+        content = candidate.get("content") if isinstance(candidate, dict) else None
+        for part in (content or {}).get("parts") or []:
+            call = part.get("functionCall") if isinstance(part, dict) else None
+            if isinstance(call, dict) and call.get("name"):
+                calls.append((str(call["name"]), call.get("args")))
+    return calls
+
+
 _MODEL = re.compile(r"/models/([^/:]+):[A-Za-z]+$")
 
 PROVIDER = Provider(
@@ -93,5 +105,7 @@ PROVIDER = Provider(
     error=error,
     status_error=status_error,
     reply_parts=reply_parts,
+    tool_calls=tool_calls,
+    key_patterns=(KeyPattern("Google API key", r"\bAIza[0-9A-Za-z_\-]{35}", ("AIza",)),),  # Vertex AI's too
     clients={"pytest": "genai.Client()", "vitest": "new GoogleGenAI()"},
 )

@@ -6,6 +6,7 @@ LiteLLM's `groq/` models read GROQ_API_BASE, which includes `/openai/v1`.
 
 from __future__ import annotations
 
+from .base import KeyPattern
 from .openai import compatible
 
 PROVIDER = compatible(
@@ -15,4 +16,5 @@ PROVIDER = compatible(
     "https://api.groq.com",
     var_paths={"GROQ_API_BASE": "/openai/v1"},
     clients={"pytest": "Groq()", "vitest": "new Groq()"},
+    key_patterns=(KeyPattern("Groq API key", r"\bgsk_[A-Za-z0-9]{20,}", ("gsk_",)),),
 )

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import BASE62, HEX, OPENAI_CLIENTS, Endpoint, Provider, Shape, UsageFields
+from .base import (
+    BASE62,
+    HEX,
+    OPENAI_CLIENTS,
+    Endpoint,
+    KeyPattern,
+    Provider,
+    Shape,
+    Streamed,
+    ToolCall,
+    UsageFields,
+)
 
 SYSTEM_ROLES = ("system", "developer")
 
@@ -66,6 +77,83 @@ def status_error(status: int, message: str) -> tuple[dict[str, Any], dict[str, s
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}, {}
 
 
+def reply_parts(obj: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The text and tool names of a chat completion or a Responses answer, or one of their stream events."""
+    if isinstance(obj.get("choices"), list):
+        return _chat_parts(obj["choices"])
+    texts: list[str] = []
+    tools: list[str] = []
+    kind = obj.get("type", "")
+    if kind == "response.output_text.delta":
+        texts.append(str(obj.get("delta", "")))
+    elif kind == "response.output_item.added":
+        _output_item(obj.get("item") or {}, texts, tools, text=False)
+    elif obj.get("object") == "response" and isinstance(obj.get("output"), list):
+        for item in obj["output"]:
+            _output_item(item, texts, tools, text=True)
+    elif not (isinstance(kind, str) and kind.startswith("response.")):
+        return None
+    return texts, tools
+
+
+def _chat_parts(choices: list[Any]) -> tuple[list[str], list[str]]:
+    texts: list[str] = []
+    tools: list[str] = []
+    for choice in choices:
+        message = (choice.get("message") or choice.get("delta") or {}) if isinstance(choice, dict) else {}
+        if isinstance(message.get("content"), str):
+            texts.append(message["content"])
+        for call in message.get("tool_calls") or []:
+            name = (call.get("function") or {}).get("name")
+            if name:
+                tools.append(name)
+    return texts, tools
+
+
+def _output_item(item: dict[str, Any], texts: list[str], tools: list[str], text: bool) -> None:
+    if item.get("type") == "function_call" and item.get("name"):
+        tools.append(item["name"])
+    elif text and item.get("type") == "message":
+        texts.extend(part.get("text", "") for part in item.get("content") or [] if isinstance(part, dict))
+
+
+def tool_calls(obj: dict[str, Any], streamed: Streamed) -> list[ToolCall]:
+    """The function calls of a chat completion (a streamed one's in pieces) or a Responses answer."""
+    if obj.get("type") == "response.completed" and isinstance(obj.get("response"), dict):
+        obj = obj["response"]  # a Responses stream ends with the whole response, its calls included
+    found: list[ToolCall] = []
+    for choice in obj.get("choices") or []:
+        message = (choice.get("message") or choice.get("delta") or {}) if isinstance(choice, dict) else {}
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if "delta" in choice:  # a streamed call: its name comes once, its arguments in pieces
+                _streamed_piece(streamed, (choice.get("index"), call.get("index")), function)
+            elif function.get("name"):
+                found.append((function["name"], function.get("arguments") or ""))
+    for item in obj.get("output") or [] if obj.get("object") == "response" else []:
+        if isinstance(item, dict) and item.get("type") == "function_call" and item.get("name"):
+            found.append((item["name"], item.get("arguments") or ""))
+    return found
+
+
+def _streamed_piece(streamed: Streamed, key: Any, function: dict[str, Any]) -> None:
+    name = function.get("name")
+    if name:
+        streamed[(key, name)] = [function.get("arguments") or ""]
+        return
+    for (k, _), parts in streamed.items():
+        if k == key:
+            parts.append(function.get("arguments") or "")
+
+
+def reply_model(obj: dict[str, Any]) -> str | None:
+    """The model a chat completion names, or a Responses answer (under `response` in its stream)."""
+    for holder in (obj, obj.get("response")):
+        if isinstance(holder, dict) and isinstance(holder.get("model"), str):
+            return str(holder["model"])
+    return None
+
+
 _HEX50 = Shape(HEX, 50)
 # How long the call took and the quota it left (OpenAI's headers, also sent by the vendors that speak its API).
 VOLATILE_HEADERS = ("openai-processing-ms", "x-ratelimit-remaining-*", "x-ratelimit-reset-*")
@@ -123,6 +211,16 @@ PROVIDER = Provider(
     error=error,
     status_error=status_error,
     volatile_headers=VOLATILE_HEADERS,
+    reply_parts=reply_parts,
+    tool_calls=tool_calls,
+    reply_model=reply_model,
+    # Also the form of the compatible vendors' keys (DeepSeek's, OpenRouter's `sk-or-`).
+    key_patterns=(
+        KeyPattern(
+            "OpenAI-style API key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{16,}", ("sk-",)
+        ),
+    ),
+    credential_headers=("openai-api-key",),
 )
 
 
@@ -134,6 +232,7 @@ def compatible(
     proxy_path: str = "",
     var_paths: dict[str, str] | None = None,
     clients: dict[str, str] | None = None,
+    key_patterns: tuple[KeyPattern, ...] = (),
 ) -> Provider:
     """A vendor that speaks OpenAI's API at its own host: OpenAI's bodies, usage, streams and errors,
     its own variables, key and upstream. Its id tails are not measured (served in the default shape)."""
@@ -151,4 +250,5 @@ def compatible(
         status_error=status_error,
         volatile_headers=VOLATILE_HEADERS,
         clients=clients or OPENAI_CLIENTS,
+        key_patterns=key_patterns,
     )

@@ -17,7 +17,7 @@ from aiohttp import web
 from yarl import URL
 
 from ..normalize import Exchange, request_content
-from ..providers import PROVIDERS, STREAM_END_RE, Signer, SigningFailed
+from ..providers import PROVIDERS, RECORDED, STREAM_END_RE, Signer, SigningFailed
 from ..replay.pricing import cost_usd, usage_of
 from . import listeners
 from .ca_store import load_ca_store
@@ -30,6 +30,8 @@ UPSTREAMS = {
     for p in PROVIDERS.values()
     if p.upstream_var and p.default_upstream
 }
+# The variables a refused forward names as examples: the first recorded providers'.
+_UPSTREAM_EXAMPLES = ", ".join(str(PROVIDERS[name].upstream_var) for name in RECORDED[:2])
 _DROP_REQUEST = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _DROP_RESPONSE = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 _PREPARED = request_flag("attest_live_prepared")  # the answer's head has gone to the caller
@@ -166,7 +168,7 @@ class LiveForwarder:
         if listeners.ours(url, self.listeners_env):
             raise ForwardRefused(
                 f"{listeners.origin(url)} is attest's own listener, so forwarding there would loop; set "
-                "your real upstream (ATTEST_OPENAI_UPSTREAM, ATTEST_ANTHROPIC_UPSTREAM or the tool's variable)"
+                f"your real upstream ({_UPSTREAM_EXAMPLES} or the tool's variable)"
             )
 
     def timed_out(self, exc: BaseException, url: str, started: bool) -> ForwardRefused:

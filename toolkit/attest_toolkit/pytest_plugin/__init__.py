@@ -26,9 +26,10 @@ import pluggy
 import pytest
 
 from ..errors import AttestError
-from ..replay.modes import MATCHES, MODES, default_mode, in_ci
+from ..replay.modes import Mode, spelled, word_of
 from ..replay.repeat import base_id, divergence, run_label
 from . import record
+from .settings import PluginSettings
 from .stash import HANDLES, RECORDINGS, REPLAYS
 
 RECORDED = "attest_recorded"  # a test's lines about the fixtures it wrote, shown at the end of the run
@@ -39,21 +40,6 @@ if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run
     from ..replay.client import EngineProcess
     from .handle import ReplayHandle
     from .record_front import RecordingFront
-
-
-def check_faults(specs: list[str]) -> None:
-    """`--attest-fault`: a bad SPEC stops the run with one line, before any test (exit 4, pytest's
-    usage error)."""
-    from ..replay.faults import parse_faults
-
-    try:
-        parse_faults(specs)
-    except AttestError as exc:
-        raise pytest.UsageError(str(exc)) from None
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -102,34 +88,12 @@ class AttestPlugin:
         self.config = config
         self.rootpath = Path(config.rootpath)
         self.resolved_root = self.rootpath.resolve()
-        self.mode = config.getoption("attest_replay") or os.environ.get("ATTEST_REPLAY") or default_mode()
-        if self.mode not in MODES:
-            raise pytest.UsageError(f"ATTEST_REPLAY must be strict, auto or off, not {self.mode!r}")
-        self.strict = bool(config.getoption("attest_strict")) or _truthy(os.environ.get("ATTEST_STRICT"))
-        egress = config.getoption("attest_egress") or os.environ.get("ATTEST_EGRESS", "off")
-        egress = egress.strip().lower()
-        self.guard = egress in ("block", "block-all")
-        self.block_all = egress == "block-all"
-        self.allowed_hosts = config.getoption("attest_allowed_hosts") or os.environ.get(
-            "ATTEST_ALLOWED_HOSTS"
-        )
-        self.no_live = self.guard  # with the guard on, the proxy never goes live either
-        self.report_path = config.getoption("attest_report")
-        self.match = config.getoption("attest_match") or os.environ.get("ATTEST_MATCH") or "strict"
-        self.show_diff = bool(config.getoption("attest_diff")) and not in_ci()
-        if self.match not in MATCHES:
-            raise pytest.UsageError(f"ATTEST_MATCH must be strict or lenient, not {self.match!r}")
-        self.faults: list[str] = list(config.getoption("attest_fault", None) or [])
-        if self.faults:
-            check_faults(self.faults)
+        self.settings = PluginSettings.from_config(config, os.environ)
         self.engines: dict[str | None, EngineProcess] = {}
         self.active: ReplayHandle | None = None
         self.rows: dict[str, dict[str, Any]] = {}
         self.keys: dict[str, list[str]] = {}  # each test's model request keys, for --attest-repeat
         self._guard_installed = False
-        self.record_mode, self.record_refusal = record.resolve(config)
-        if self.guard and self.record_mode not in (None, *record.OFFLINE_MODES):
-            raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
         self.front: RecordingFront | None = None
         self.front_saved: dict[str, str | None] = {}
         self.front_env: dict[str, str] = {}  # the variables pointing at the front
@@ -139,6 +103,28 @@ class AttestPlugin:
         self._policy_ignore: tuple[str, ...] | None = None
         if any(k.startswith("ATTEST_") and k.endswith("_UPSTREAM") for k in os.environ):
             self.check_upstreams()
+
+    # What a replay handle and the vcr marker read of the run (`handle.Run`): plain strings, as what a
+    # handle records crosses to xdist's controller, whose serializer takes no enum.
+    @property
+    def mode(self) -> str:
+        return self.settings.mode.value
+
+    @property
+    def record_mode(self) -> str | None:
+        return self.settings.record_mode
+
+    @property
+    def record_refusal(self) -> str | None:
+        return self.settings.record_refusal
+
+    @property
+    def no_live(self) -> bool:
+        return self.settings.no_live
+
+    @property
+    def match(self) -> str:
+        return self.settings.match.value
 
     @staticmethod
     def check_upstreams() -> None:
@@ -204,13 +190,13 @@ class AttestPlugin:
         self.front_saved = record.point_at(self.front_env)
 
     def install_guard(self) -> None:
-        if self.guard:
+        if self.settings.guard:
             from .. import guard
 
-            if self.block_all:
+            if self.settings.block_all:
                 from ..guard import scope
 
-                scope.block_all(scope.parse_hosts(self.allowed_hosts))
+                scope.block_all(scope.parse_hosts(self.settings.allowed_hosts))
             guard.install()
             self._guard_installed = True
 
@@ -232,7 +218,7 @@ class AttestPlugin:
 
             guard.uninstall()
             self._guard_installed = False
-            if self.block_all:
+            if self.settings.block_all:
                 from ..guard import scope
 
                 scope.providers_only()
@@ -264,12 +250,14 @@ class AttestPlugin:
             from ..replay.faults import parse_faults
             from .handle import ReplayHandle, or_fail
 
-            chosen = mode or self.mode
-            if chosen not in MODES:
-                raise AttestError(f"attest replay: mode must be strict, auto or off, not {chosen!r}")
-            specs = [*self.faults, *faults]
+            chosen = word_of(Mode, mode or self.mode)
+            if chosen is None:
+                raise AttestError(f"attest replay: mode must be {spelled(Mode)}, not {mode!r}")
+            specs = [*self.settings.faults, *faults]
             or_fail(lambda: parse_faults(specs))  # a bad SPEC fails the test on one line, before it runs
-            handle = or_fail(lambda: ReplayHandle(self, item, name, chosen, fixtures_dir, engine_path, specs))
+            handle = or_fail(
+                lambda: ReplayHandle(self, item, name, chosen.value, fixtures_dir, engine_path, specs)
+            )
             return handle.start()
 
         yield start
@@ -311,7 +299,7 @@ class AttestPlugin:
             facts["miss"]["message"] = self.fitted_hint(facts["miss"], replays, item.nodeid)
         report.user_properties.append((PROPERTY, facts))
         self.judge(report, facts)
-        if self.show_diff and "miss" in facts:
+        if self.settings.show_diff and "miss" in facts:
             self.show_last_miss(report, replays, facts["miss"]["fixture"])
         if item.stash.get(RECORDINGS, None):
             self.write_recordings(item, report, failure_of(call))
@@ -381,9 +369,9 @@ class AttestPlugin:
 
     def judge(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
         miss = facts.get("miss")
-        if self.guard and facts["live"]:
+        if self.settings.guard and facts["live"]:
             self.fail(report, "attest egress guard: a live model call was recorded while blocking")
-        elif miss and (not miss["not_evaluated"] or self.strict):
+        elif miss and (not miss["not_evaluated"] or self.settings.strict):
             refused = f"\n{self.record_refusal}" if self.record_refusal else ""  # the header is not enough
             self.fail(report, miss["message"] + refused)
         elif miss:
@@ -522,17 +510,17 @@ class AttestPlugin:
                 terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.report_path and not hasattr(self.config, "workerinput"):
+        if self.settings.report_path and not hasattr(self.config, "workerinput"):
             from ..report.build import build_report, default_environment, write_report
             from ..report.runner_rows import egress_facts
 
             self.mark_flaky()
             built = build_report(
                 list(self.rows.values()),
-                egress=egress_facts(self.guard),
+                egress=egress_facts(self.settings.guard),
                 environment=default_environment("pytest"),
             )
-            write_report(built, self.report_path)
+            write_report(built, self.settings.report_path)
 
 
 PLUGIN = pytest.StashKey[AttestPlugin]()

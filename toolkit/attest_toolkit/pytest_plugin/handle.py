@@ -33,10 +33,16 @@ class Run(Protocol):
     front: RecordingFront | None
     front_env: dict[str, str]
     front_saved: dict[str, str | None]
-    record_mode: str | None
-    record_refusal: str | None
-    no_live: bool
-    match: str
+
+    # the run's settings (`settings.PluginSettings`), read-only
+    @property
+    def record_mode(self) -> str | None: ...
+    @property
+    def record_refusal(self) -> str | None: ...
+    @property
+    def no_live(self) -> bool: ...
+    @property
+    def match(self) -> str: ...
 
     def engine(self, engine_path: str | None) -> EngineProcess: ...
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ..replay.modes import MATCHES, MODES
+from ..replay.modes import EGRESS, MATCHES, MODES
 from . import record
 
-EGRESS_CHOICES = ("block", "block-all", "off")
+EGRESS_CHOICES = EGRESS
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

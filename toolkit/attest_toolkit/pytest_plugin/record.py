@@ -72,8 +72,11 @@ def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
 
 def prefix_of(handed_out: Mapping[str, str]) -> str:
     """The URL prefix (`<prefix>/<provider>/...`) of a listener, from the variables it hands out: a
-    session's on the engine, or the recording front's."""
-    return handed_out["ANTHROPIC_BASE_URL"].removesuffix("/anthropic")
+    session's on the engine, or the recording front's (each `<prefix>/<provider><path>`)."""
+    from ..providers import DEFAULT  # the provider registry: loaded by a run that records
+
+    var = DEFAULT.base_url_vars[0]
+    return handed_out[var].removesuffix(f"/{DEFAULT.name}{DEFAULT.path_for(var)}")
 
 
 def swap_urls(values: Mapping[str, str | None]) -> dict[str, str | None]:

@@ -21,7 +21,7 @@ from ..fixtures.document import fixture_path
 from ..proxy.background import BackgroundServer
 from . import bypass, lane
 from .fastpath import answer_call
-from .modes import MODES, Mode, default_mode
+from .modes import Mode, default_mode, spelled, word_of
 from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
 
@@ -90,10 +90,11 @@ def resolve_mode(mode: str | None) -> Mode:
     """--mode, else ATTEST_REPLAY (as pytest and Vitest read it), else the default for CI or not."""
     from_env = os.environ.get("ATTEST_REPLAY")
     chosen = mode or from_env or default_mode()
-    if chosen not in MODES:
+    found = word_of(Mode, chosen)
+    if found is None:
         where = "--mode" if mode else "ATTEST_REPLAY"
-        raise UsageError(f"{where} must be strict, auto or off, not {chosen!r}")
-    return chosen  # type: ignore[return-value]
+        raise UsageError(f"{where} must be {spelled(Mode)}, not {chosen!r}")
+    return found
 
 
 def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:

@@ -37,7 +37,7 @@ from .fastpath import FastConnections
 from .faults import Fault, parse_faults
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
 from .index import FixtureStore, Recording
-from .modes import MATCHES, MODES, Mode, in_ci
+from .modes import MATCHES, MODES, Match, Mode, in_ci, spelled
 from .session import Session
 
 if TYPE_CHECKING:
@@ -125,9 +125,9 @@ class ReplayApp:
         if sid is not None and (not SESSION_ID.fullmatch(sid) or sid in self.sessions):
             raise AttestError("a session id is 16 to 64 lowercase hex digits, not one already open")
         if mode not in MODES:
-            raise AttestError(f"unknown mode {mode!r} (strict, auto or off)")
+            raise AttestError(f"unknown mode {mode!r} ({spelled(Mode)})")
         if match not in MATCHES:
-            raise AttestError(f"unknown matching {match!r} (strict or lenient)")
+            raise AttestError(f"unknown matching {match!r} ({spelled(Match)})")
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
         sid = sid or os.urandom(8).hex()  # what secrets.token_hex(8) is, without importing that module
@@ -241,7 +241,7 @@ class Engine:
     def open_session(
         self,
         fixtures: list[str | Path],
-        mode: Mode = "strict",
+        mode: Mode = Mode.STRICT,
         no_live: bool = False,
         match: str = "strict",
         ignore: Sequence[str] = (),

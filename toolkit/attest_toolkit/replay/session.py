@@ -45,7 +45,7 @@ class Session:
     def __init__(
         self,
         fixtures: list[LoadedFixture],
-        mode: Mode = "strict",
+        mode: Mode = Mode.STRICT,
         no_live: bool = False,
         match: str = "strict",
         secrets: Secrets | None = None,

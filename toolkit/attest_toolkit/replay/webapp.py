@@ -16,7 +16,7 @@ from aiohttp import web
 from ..credentials.scan import Secrets
 from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
-from ..providers import COUNTED, PROVIDERS, error_headers, model_of, route
+from ..providers import COUNTED, GOOGLE_TOKEN_PROVIDER, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
 from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
@@ -86,7 +86,7 @@ class GoogleToken:
     async def answer(self, request: web.Request) -> web.Response:
         await request.read()
         if request.match_info["sid"] not in self.sessions:
-            return no_session("vertex")
+            return no_session(GOOGLE_TOKEN_PROVIDER)
         return web.json_response({"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
 
 

@@ -17,6 +17,7 @@ from junitparser import xunit2
 
 from ..fixtures.document import atomic_write
 from ..replay.diagnose import MissKind
+from ..replay.modes import Mode, spelled
 from .build import (
     OUTCOMES,
     VERSION,
@@ -251,7 +252,7 @@ def _replay(props: dict[str, str], test_id: str, path: Path) -> Replay | None:
     fixtures, mode = _fixtures(props.get("attest.fixtures", "")), props.get("attest.mode") or "strict"
     replayed, live, misses = (_int_property(props, f"attest.{k}", test_id, path) for k in _COUNTED)
     if mode not in get_args(ReplayMode):
-        raise ReportError(f"testcase {test_id}: property attest.mode = {mode!r} is not strict/auto/off", path)
+        raise ReportError(f"testcase {test_id}: property attest.mode = {mode!r} is not {spelled(Mode)}", path)
     replay: Replay = {
         "fixtures": fixtures,
         "mode": cast(ReplayMode, mode),  # one of them, checked just above
