@@ -10,7 +10,7 @@ import pytest
 from attest_toolkit.pytest_plugin.settings import PluginSettings
 from attest_toolkit.replay.modes import Egress, Match, Mode
 
-OPTIONS = ("replay", "strict", "egress", "allowed_hosts", "match", "diff", "report", "record")
+OPTIONS = ("replay", "strict", "egress", "allowed_hosts", "match", "diff", "report", "record", "fault")
 
 
 class Config:

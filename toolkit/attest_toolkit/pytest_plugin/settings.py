@@ -87,7 +87,7 @@ class PluginSettings:
             show_diff=bool(config.getoption("attest_diff")) and not in_ci(env),
             record_mode=record_mode,
             record_refusal=record_refusal,
-            faults=_faults(config.getoption("attest_fault", None) or []),
+            faults=_faults(config.getoption("attest_fault") or []),
         )
         if settings.guard and record_mode not in (None, *record.OFFLINE_MODES):
             raise pytest.UsageError("--attest-egress=block forbids live calls, so it cannot record; drop one")
