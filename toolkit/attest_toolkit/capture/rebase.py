@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from ..credentials.scan import Secrets
-from ..errors import AttestError, UsageError
+from ..errors import AttestError, UsageError, escape
 from ..fixtures.document import Fixture, Interaction, dumps, fixture_path, locked, write_fixture
 from ..fixtures.verify import model_hashes
 from ..normalize import COMPONENTS, Exchange, Templater, request_content
@@ -31,8 +31,9 @@ from ..normalize.walk import literal_key
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
-from ..replay.diagnose import Miss, MissKind, escape, what_of
+from ..proxy.http import MAX_REQUEST_BYTES
+from ..replay.answers import miss_response, sent_of, serve_recording
+from ..replay.diagnose import Miss, MissKind, what_of
 from ..replay.index import Recording
 from ..repo_root import cwd_relative
 from ..report.progress import counted

@@ -14,11 +14,11 @@ from ..replay.repeat import divergence
 from ..replay.runner import (
     EXIT_DIVERGED,
     exit_code,
-    print_outcome,
     resolve_fixtures,
     resolve_mode,
     run_command,
 )
+from ..report.outcome import print_outcome
 
 NAME = typer.Option(
     [],

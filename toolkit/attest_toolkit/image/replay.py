@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code, print_outcome
+from ..replay.runner import EXIT_COMMAND_FAILED, EXIT_DIVERGED, EXIT_PASS, ReplayRun, exit_code
 from ..replay.server import Engine
 from ..report.build import build_report, default_environment, replay_facts, write_report
+from ..report.outcome import print_outcome
 from ..sandbox.egress import Egress, egress_record
 from .container import ImageRun
 from .netns import LoopbackNamespace

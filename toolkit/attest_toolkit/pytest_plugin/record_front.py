@@ -27,8 +27,9 @@ from ..fixtures.document import new_source
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response
+from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import LiveForwarder
+from ..replay.answers import miss_response
 from ..report.progress import ProgressLine
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings

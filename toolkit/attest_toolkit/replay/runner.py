@@ -22,7 +22,6 @@ from ..proxy.background import BackgroundServer
 from . import bypass, lane
 from .fastpath import answer_call
 from .modes import MODES, Mode, default_mode
-from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
 
 STOP_LINES = frozenset({"stop", "quit", "exit"})
@@ -92,20 +91,6 @@ def resolve_mode(mode: str | None) -> Mode:
         where = "--mode" if mode else "ATTEST_REPLAY"
         raise UsageError(f"{where} must be strict, auto or off, not {chosen!r}")
     return chosen  # type: ignore[return-value]
-
-
-def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
-    """Each miss on standard error, then the summary line (with `· 1 failed` when the command
-    failed) on standard output."""
-    from ..report.summary import replay_line  # the report side, not needed to start serving
-
-    for drift in summary.get("drift_list", []):
-        sys.stderr.write(drift["message"] + "\n")
-    for miss in summary["miss_list"]:
-        sys.stderr.write(miss["message"] + "\n")
-    if summary["live"]:
-        sys.stderr.write(price_note() + "\n")
-    print(replay_line(summary, int(failed)), flush=True)
 
 
 def serve(

@@ -18,10 +18,11 @@ from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..providers import COUNTED, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
+from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
 from ..tools.replay import ToolReplay
 from . import last_miss
+from .answers import miss_response, sent_of, serve_recording
 from .channel import Channel, ChannelContext
 from .diagnose import NO_SESSION, Miss, MissKind
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE

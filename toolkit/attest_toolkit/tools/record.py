@@ -20,15 +20,10 @@ from ..normalize import Exchange, body_bytes, parse_body, redact_query
 from ..normalize.walk import Walker
 from ..proxy.live import LiveForwarder, reason_of
 from .declare import HttpTool
-from .match import SESSION_HEADER, SESSION_MARK, call_key
+from .match import SESSION_HEADER, SESSION_MARK, call_key, is_session_plumbing
 from .mcp import rpc_of, rpc_reply
 
 _KEPT_HEADERS = ("content-type",)
-
-
-def is_session_plumbing(request: web.Request) -> bool:
-    """An MCP client's server-to-client event stream (GET) or session end (DELETE): not a call."""
-    return request.method in ("GET", "DELETE") and SESSION_HEADER in request.headers
 
 
 def served_as_sent(raw: bytes, content_type: str | None) -> dict:

@@ -16,9 +16,8 @@ from aiohttp import web
 from ..normalize import parse_body
 from ..proxy.live import ForwardRefused, cut_off
 from ..replay.diagnose import NO_SESSION, Miss, MissKind
-from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
+from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key, is_session_plumbing
 from .mcp import error_reply, readdress_event, readdress_json
-from .record import is_session_plumbing
 
 if TYPE_CHECKING:
     from ..replay.channel import ChannelContext
