@@ -38,7 +38,9 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's modules that `name` imports, anywhere in its source."""
     found: set[str] = set()
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -47,7 +49,7 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
             targets = [f"{target}.{alias.name}" for alias in node.names if f"{target}.{alias.name}" in known]
             targets = targets or [target]
         elif _is_import_module(node):
-            targets = _dynamic(node, name if is_package else name.rpartition(".")[0], known)
+            targets = _dynamic(node, name if is_package else name.rpartition(".")[0], known, strings)
         else:
             continue
         found.update(_with_parents(t, known) for t in targets if t.split(".")[0] == ROOT)
@@ -65,13 +67,15 @@ def _is_import_module(node: ast.AST) -> bool:
     )
 
 
-def _dynamic(node: ast.Call, package: str, known: dict[str, Path]) -> list[str]:
+def _dynamic(node: ast.Call, package: str, known: dict[str, Path], names: set[str]) -> list[str]:
     """What an `importlib.import_module` call may import: the module its literal names, else (a name
-    built at run time) every module of the calling package, as any of them could be the one."""
+    built at run time) the modules of the calling package its source names in a string (a list of
+    module names it loads), or, naming none, every module of the package, as any could be the one."""
     arg = node.args[0] if node.args else None
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return [arg.value if not arg.value.startswith(".") else package + arg.value]
-    return [m for m in known if m.startswith(package + ".")]
+    inside = [m for m in known if m.startswith(package + ".")]
+    return [m for m in inside if m.rpartition(".")[2] in names] or inside
 
 
 def _with_parents(target: str, known: dict[str, Path]) -> str:

@@ -28,6 +28,7 @@ from ..normalize import COMPONENTS, Exchange, Templater, request_content
 from ..normalize.paths import shown
 from ..normalize.served import key_as_sent
 from ..normalize.walk import literal_key
+from ..progress import counted
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
@@ -36,7 +37,6 @@ from ..replay.answers import miss_response, sent_of, serve_recording
 from ..replay.diagnose import Miss, MissKind, what_of
 from ..replay.index import Recording
 from ..repo_root import cwd_relative
-from ..report.progress import counted
 from .only_misses import ReplayFirst
 from .proxy import header_credentials, offline_env
 from .run import CaptureFailed, capture_secrets, describe_exit, run_child

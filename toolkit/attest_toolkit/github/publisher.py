@@ -25,7 +25,7 @@ from github.IssueComment import IssueComment
 from urllib3.exceptions import MaxRetryError, ResponseError
 
 from .. import __version__
-from ..replay.price_table import table_date
+from ..pricing.table import table_date
 from .trim import COMMENT_LIMIT, fit
 
 MARKER = "<!-- attest-toolkit:summary -->"

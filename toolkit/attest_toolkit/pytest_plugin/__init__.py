@@ -36,7 +36,7 @@ PROPERTY = "attest_replay"
 ASKED = "attest_asked"  # a test that asked for a replay none of which ran (its fixture was missing, say)
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
-    from ..replay.client import EngineProcess
+    from .client import EngineProcess
     from .handle import ReplayHandle
     from .record_front import RecordingFront
 
@@ -130,7 +130,7 @@ class AttestPlugin:
     def check_upstreams() -> None:
         """A bad ATTEST_*_UPSTREAM is one line before any test runs, not an engine or a front that dies
         starting; the provider registry that names them is loaded only when one is set."""
-        from ..proxy.env import check_upstreams
+        from ..providers.env import check_upstreams
 
         try:
             check_upstreams(os.environ)
@@ -162,7 +162,7 @@ class AttestPlugin:
             engine.stop()
             engine = None
         if engine is None:
-            from ..replay.client import EngineProcess
+            from .client import EngineProcess
 
             # With a record mode the provider variables point at the front: the engine forwards a live
             # call to the user's own upstream, so it gets the environment as the user set it.

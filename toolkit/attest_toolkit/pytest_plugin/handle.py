@@ -11,10 +11,10 @@ import pytest
 
 from ..errors import AttestError
 from ..fixtures.document import fixture_path
-from ..proxy.env import KEPT_BY_VCR
-from ..replay import bypass, plain_http, rerecord
-from ..replay.client import EngineProcess
-from . import lane, plain_clients, record
+from ..providers.env import KEPT_BY_VCR
+from ..replay import bypass, rerecord
+from . import lane, plain_clients, plain_http, record
+from .client import EngineProcess
 from .stash import HANDLES, RECORDINGS, REPLAYS
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records

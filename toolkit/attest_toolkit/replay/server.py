@@ -26,11 +26,11 @@ from ..errors import AttestError
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent
 from ..providers import GOOGLE_TOKEN
+from ..providers.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
 from ..proxy.deadlines import Deadlines
-from ..proxy.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..tools.declare import replay_env
 from .ahead import Aheads
 from .fastpath import FastConnections

@@ -20,7 +20,6 @@ from ..providers import COUNTED, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
 from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
-from ..tools.replay import ToolReplay
 from . import last_miss
 from .answers import miss_response, sent_of, serve_recording
 from .channel import Channel, ChannelContext
@@ -29,6 +28,7 @@ from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
 from .google_token import TOKEN, CredentialFiles
 from .index import Recording
 from .session import Session
+from .tool_routes import ToolReplay
 
 TOO_LARGE = (
     "replay miss: the request body is larger than the engine's 64 MiB limit, so it cannot match a recording"

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..replay.pricing import price_note
+from ..pricing.cost import price_note
 
 
 def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:

@@ -14,7 +14,8 @@ from ..fixtures.catalog import age_days
 from ..fixtures.diff import changes_between_dirs, fixture_changes
 from ..fixtures.document import name_of
 from ..fixtures.sequence import Marked, label, mermaid, missed_at
-from ..replay.pricing import price_note
+from ..pricing.cost import price_note
+from ..progress import counted
 from ..replay.repeat import base_id
 from .build import (
     FAILED_OUTCOMES,
@@ -27,7 +28,6 @@ from .build import (
     replay_of,
     run_secrets,
 )
-from .progress import counted
 
 __all__ = [
     "changes_between_dirs",

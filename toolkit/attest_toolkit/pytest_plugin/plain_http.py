@@ -41,9 +41,9 @@ from ..fixtures.http_calls import interaction, request_key
 from ..guard.hosts import is_blocked_host
 from ..normalize.body import body_bytes
 from ..proxy import listeners
-from . import bypass
-from .diagnose import MissKind
-from .rerecord import pytest_hint
+from ..replay import bypass
+from ..replay.diagnose import MissKind
+from ..replay.rerecord import pytest_hint
 
 # What the client already undid (or the served copy no longer has): never served with the body it read.
 UNSERVED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection"})
