@@ -17,7 +17,6 @@ asks for a report.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -201,11 +200,8 @@ class AttestPlugin:
             self._guard_installed = True
 
     def shutdown(self) -> None:
-        if self.patched():
-            from . import lane, plain_clients
-
-            lane.unroute_all()
-            plain_clients.unpatch_all()
+        """Undo what the plugin set up for the run (engines, the front, the guard); what a replay
+        changed its handle undid when it stopped (see `handle`)."""
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()
@@ -222,11 +218,6 @@ class AttestPlugin:
                 from ..guard import scope
 
                 scope.providers_only()
-
-    @staticmethod
-    def patched() -> bool:
-        """Whether a replay may have patched the SDKs: only a handle imports the modules that do."""
-        return f"{__name__}.handle" in sys.modules
 
     def relative(self, path: Path) -> str:
         try:
