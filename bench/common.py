@@ -24,7 +24,7 @@ import attest_toolkit
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater
-from attest_toolkit.replay.client import EngineProcess
+from attest_toolkit.pytest_plugin.client import EngineProcess
 from attest_toolkit.replay.index import Recording, load
 
 BENCH = Path(__file__).resolve().parent

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import ModuleType
 
 from attest_toolkit.pytest_plugin import lane
+from attest_toolkit.pytest_plugin.client import EngineProcess
 from attest_toolkit.pytest_plugin.record import point_at, restore
-from attest_toolkit.replay.client import EngineProcess
 from common import (
     MODEL,
     SCRUB,

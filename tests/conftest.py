@@ -13,7 +13,7 @@ from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater
 from attest_toolkit.providers import PROVIDERS
-from attest_toolkit.proxy.env import ALL_VARS, KEY_VARS
+from attest_toolkit.providers.env import ALL_VARS, KEY_VARS
 
 # Helper modules with asserts, imported by test modules (and loaded as plugins for their fixtures).
 pytest.register_assert_rewrite("github_harness", "s3_server", "image_helpers")

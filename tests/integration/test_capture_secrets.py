@@ -19,7 +19,7 @@ from attest_toolkit.capture.run import capture_secrets, conclude
 from attest_toolkit.credentials.scan import TOKEN_PATTERNS, Secrets
 from attest_toolkit.errors import AttestError
 from attest_toolkit.fixtures.document import new_fixture, new_source, read_fixture
-from attest_toolkit.report.progress import ProgressLine
+from attest_toolkit.progress import ProgressLine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from upstream import FakeUpstream, Reply

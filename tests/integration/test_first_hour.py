@@ -66,7 +66,7 @@ def test_a_capture_cost_is_shown_as_the_run_shows_a_live_call():
 
 def test_the_version_names_the_date_of_the_price_table():
     from attest_toolkit import __version__
-    from attest_toolkit.replay.pricing import table
+    from attest_toolkit.pricing.cost import table
 
     proc = run_cli(["--version"])
     assert proc.stdout.strip() == f"attest-toolkit {__version__} (model prices of {table()['date']})"

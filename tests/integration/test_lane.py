@@ -20,7 +20,7 @@ import openai
 import pytest
 from attest_toolkit.credentials.scan import REDACTED
 from attest_toolkit.pytest_plugin import lane
-from attest_toolkit.replay.client import EngineProcess
+from attest_toolkit.pytest_plugin.client import EngineProcess
 from attest_toolkit.replay.lane import FD_VAR
 from blockbuster import blockbuster_ctx
 from conftest import (

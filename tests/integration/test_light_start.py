@@ -18,7 +18,7 @@ from conftest import clean_env
 HEAVY = {"aiohttp", "jsonschema", "jsonschema_rs", "github", "orjson", "yaml", "openai", "httpx", "minio"}
 # The package's modules that load with a replay, a recording or a report, and not before.
 REPLAYING = {
-    "attest_toolkit.replay.client",
+    "attest_toolkit.pytest_plugin.client",
     "attest_toolkit.replay.session",
     "attest_toolkit.pytest_plugin.handle",
     "attest_toolkit.pytest_plugin.lane",
@@ -84,7 +84,7 @@ def test_a_test_that_asks_for_a_replay_loads_them(project: Path) -> None:
     (project / "tests" / "test_replays.py").write_text("def test_replays(attest_replay):\n    pass\n")
     code, modules = loaded(PYTEST_RUN, "tests", cwd=project)
     assert code == 0
-    assert "attest_toolkit.replay.client" in modules
+    assert "attest_toolkit.pytest_plugin.client" in modules
 
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])
@@ -93,7 +93,7 @@ def test_attest_version_and_help_import_no_command(tmp_path: Path, flag: str) ->
     assert code == 0
     ours = {m for m in modules if m.startswith("attest_toolkit.")}
     assert ours <= {"attest_toolkit.cli", "attest_toolkit.cli.command", "attest_toolkit.errors"} | (
-        {"attest_toolkit.replay", "attest_toolkit.replay.price_table"} if flag == "--version" else set()
+        {"attest_toolkit.pricing", "attest_toolkit.pricing.table"} if flag == "--version" else set()
     )
     assert not tops(modules) & HEAVY
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from attest_toolkit import guard, providers
 from attest_toolkit.normalize import volatile
-from attest_toolkit.proxy.env import ALL_VARS, KEY_VARS, proxy_env
+from attest_toolkit.providers.env import ALL_VARS, KEY_VARS, proxy_env
 from attest_toolkit.replay import lane
 from conftest import REPO
 from test_guard import ALLOWED_SAMPLES, BLOCKED_SAMPLES
@@ -187,7 +187,7 @@ def test_no_module_outside_the_registry_decides_by_a_providers_name() -> None:
 
 
 def test_bedrock_model_ids_price_as_the_table_names_they_wrap() -> None:
-    from attest_toolkit.replay.pricing import price_of
+    from attest_toolkit.pricing.cost import price_of
 
     assert price_of("us.anthropic.claude-sonnet-4-20250514-v1:0") == price_of("claude-sonnet-4")
     assert price_of("amazon.nova-pro-v1:0") == price_of("nova-pro") is not None

@@ -14,7 +14,7 @@ import openai
 import pytest
 from attest_toolkit.normalize import Exchange
 from attest_toolkit.pytest_plugin import lane
-from attest_toolkit.replay.client import EngineProcess
+from attest_toolkit.pytest_plugin.client import EngineProcess
 from conftest import chat_request, chat_response, clean_env, message_response, write_fixture
 from google import genai
 from google.genai import types

@@ -15,10 +15,10 @@ import pytest
 import typer
 from attest_toolkit.cli import run
 from attest_toolkit.cli.select import _terminal_progress, register
+from attest_toolkit.git import GitRepo
 from attest_toolkit.repo_root import toplevel
 from attest_toolkit.report.build import ReportError, load_report
 from attest_toolkit.selection import select_tests, shard
-from attest_toolkit.selection.git import GitRepo
 from attest_toolkit.selection.scan import scan_js
 from conftest import git
 

@@ -8,10 +8,11 @@ import json
 import pytest
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.errors import UsageError
+from attest_toolkit.replay.tool_index import ToolChannel
 from attest_toolkit.report.policy import evaluate, parse_policy
 from attest_toolkit.report.summary import summary_line
 from attest_toolkit.tools.declare import parse_tool, server_name, stored_upstream
-from attest_toolkit.tools.match import ToolChannel, ToolRecording, call_key
+from attest_toolkit.tools.match import ToolRecording, call_key
 from attest_toolkit.tools.mcp import readdress_event, readdress_json
 from report_factory import make_report, make_test, replay_facts
 

@@ -401,7 +401,7 @@ def test_a_call_not_signed_with_the_engines_own_secret_never_goes_live(flow: Flo
 def test_a_streamed_answer_is_priced_from_its_usage_events(reply: Reply, model: str, cost: float) -> None:
     """ConverseStream's metadata event; Anthropic's message_start and message_delta inside the chunks
     (11 input tokens at $0.80 and 2 output at $4.00 per million for Claude 3.5 Haiku)."""
-    from attest_toolkit.replay.pricing import cost_usd, usage_of
+    from attest_toolkit.pricing.cost import cost_usd, usage_of
 
     assert reply.events is not None
     found = usage_of(b"".join(reply.events), reply.headers["content-type"])

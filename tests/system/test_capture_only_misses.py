@@ -21,7 +21,7 @@ from attest_toolkit.capture.proxy import RecordingApp
 from attest_toolkit.capture.run import CaptureFailed, conclude
 from attest_toolkit.credentials.scan import Secrets
 from attest_toolkit.fixtures import document as fx
-from attest_toolkit.report.progress import ProgressLine
+from attest_toolkit.progress import ProgressLine
 from capture_helpers import agent, capture_env, run_attest
 from conftest import chat_request, chat_response, exchange, git, write_fixture
 from scripted import chat_text_stream, flow_replies, responses_answer

@@ -11,7 +11,7 @@ from pathlib import Path
 import google.genai  # noqa: F401  (in the test extra: missing, this fails; never skips)
 import pytest
 from attest_toolkit.fixtures import document as fx
-from attest_toolkit.proxy.env import ALL_VARS, KEY_VARS
+from attest_toolkit.providers.env import ALL_VARS, KEY_VARS
 from capture_helpers import run_agent
 from conftest import AGENTS, chat_response, clean_env
 from scripted import chat_text_stream

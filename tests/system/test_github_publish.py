@@ -14,7 +14,7 @@ from attest_toolkit import __version__
 from attest_toolkit.github import publisher
 from attest_toolkit.github.event import PR_ARTIFACT
 from attest_toolkit.github.publisher import MARKER
-from attest_toolkit.replay.price_table import TABLE
+from attest_toolkit.pricing.table import TABLE
 from fake_runner import parse_command
 from github_harness import (
     FORK,

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 from attest_toolkit.fixtures.validation import load_schema
-from attest_toolkit.replay.pricing import table_date
+from attest_toolkit.pricing.cost import table_date
 from conftest import chat_request, chat_response, exchange, scrub, write_fixture
 from upstream import FakeUpstream, Reply
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 from attest_toolkit.errors import UsageError
 from attest_toolkit.providers import status_error
@@ -81,3 +83,10 @@ def test_bedrock_names_its_exception_in_x_amzn_errortype(status: int, kind: str)
     body, headers = status_error("bedrock", status, "boom")
     assert body == {"message": "boom"}
     assert headers["x-amzn-ErrorType"].split(":")[0] == kind
+
+
+def test_the_kinds_are_the_ones_report_v2_spells() -> None:
+    from attest_toolkit.replay.faults import Kind
+    from attest_toolkit.report.model import ReplayFaultListKind
+
+    assert get_args(Kind) == get_args(ReplayFaultListKind)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from attest_toolkit.errors import UsageError
 from attest_toolkit.providers import PROVIDERS
-from attest_toolkit.proxy.env import UPSTREAM_VARS, check_upstreams
+from attest_toolkit.providers.env import UPSTREAM_VARS, check_upstreams
 
 BAD = [
     (

@@ -30,6 +30,11 @@ class UsageError(AttestError):
     """The command line or an input file cannot be used as given."""
 
 
+def escape(text: str) -> str:
+    """Control characters escaped, so a miss line stays one line and cannot drive a terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 # Any input file is read whole; past this size it is refused before it is read (a symlink to
 # /dev/zero or a runaway log must not eat memory). Fixtures have a tighter cap of their own.
 MAX_INPUT_BYTES = 512 * 1024 * 1024

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,12 @@ from pathlib import Path
 # judges may have written `.git/config`; its `core.fsmonitor` command would run on every status or
 # working-tree diff, in the step that holds the comment token, and a hook on any command that has one.
 GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+def normalize_path(path: str) -> str:
+    """A repository path in one spelling: forward slashes, no `./` or `a/../`, `.` for the top."""
+    clean = posixpath.normpath(path.replace("\\", "/"))
+    return "." if clean in ("", ".") else clean
 
 
 def git_in(directory: Path) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from ..errors import UsageError
 from ..fixtures.document import Fixture, Interaction, model_interactions, read_fixture, tool_interactions
 from ..normalize import Exchange
 from ..normalize.served import key_as_sent, restore, restore_bytes
-from ..proxy.http import sent_of, serve_recording
+from ..replay.answers import sent_of, serve_recording
 from ..replay.index import Recording, load
 from ..replay.modes import Mode
 from ..replay.session import Session

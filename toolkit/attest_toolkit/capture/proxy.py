@@ -22,17 +22,17 @@ from ..credentials.names import is_secret_key
 from ..credentials.scan import Secrets
 from ..fixtures.document import Interaction, dumps
 from ..normalize import Exchange, Templater, parse_body, request_content
+from ..progress import ProgressLine, counted
 from ..providers import COUNTED, RECORDED, error_body, error_headers, route
+from ..providers.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.env import PLACEHOLDER_KEY, placeholder_credentials, proxy_env
 from ..proxy.http import MAX_REQUEST_BYTES, request_flag
 from ..proxy.live import LiveForwarder, reason_of
-from ..report.progress import ProgressLine, counted
 from ..tools.declare import HttpTool
-from ..tools.record import ToolRecorder
 from . import spend
 from .only_misses import ReplayFirst
+from .tool_recorder import ToolRecorder
 
 PROVIDERS = RECORDED
 _STARTED = request_flag("attest_capture_started")  # set once the response headers have gone out

@@ -21,21 +21,22 @@ from typing import Any
 from aiohttp import web
 
 from ..credentials.scan import Secrets
-from ..errors import AttestError, UsageError
+from ..errors import AttestError, UsageError, escape
 from ..fixtures.document import Fixture, Interaction, dumps, fixture_path, locked, write_fixture
 from ..fixtures.verify import model_hashes
 from ..normalize import COMPONENTS, Exchange, Templater, request_content
 from ..normalize.paths import shown
 from ..normalize.served import key_as_sent
 from ..normalize.walk import literal_key
+from ..progress import counted
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
-from ..replay.diagnose import Miss, MissKind, escape, what_of
+from ..proxy.http import MAX_REQUEST_BYTES
+from ..replay.answers import miss_response, sent_of, serve_recording
+from ..replay.diagnose import Miss, MissKind, what_of
 from ..replay.index import Recording
 from ..repo_root import cwd_relative
-from ..report.progress import counted
 from .only_misses import ReplayFirst
 from .proxy import header_credentials, offline_env
 from .run import CaptureFailed, capture_secrets, describe_exit, run_child

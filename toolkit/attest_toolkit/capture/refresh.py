@@ -19,8 +19,8 @@ from typing import IO, Any
 from ..credentials.scan import Secrets, redact_argv
 from ..errors import AttestError, FixtureError, UsageError
 from ..fixtures.document import fixture_path, read_fixture
+from ..progress import ProgressLine
 from ..replay.rerecord import by_command
-from ..report.progress import ProgressLine
 from ..tools.declare import specs_of
 from .run import CaptureFailed, capture, capture_secrets, describe_exit, portable_command, run_child
 

@@ -32,9 +32,9 @@ from ..fixtures.document import (
 )
 from ..normalize.headers import steady
 from ..normalize.volatile import numbered_in_order
+from ..progress import ProgressLine, counted
 from ..providers import PROVIDERS
-from ..proxy.env import CREDENTIAL_VARS, check_upstreams
-from ..report.progress import ProgressLine, counted
+from ..providers.env import CREDENTIAL_VARS, check_upstreams
 from ..tools.declare import declarations, parse_tools
 from .only_misses import ReplayFirst
 from .proxy import RecordingApp, RecordingProxy

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from ..errors import AttestError, UsageError
 from ..fixtures.document import Fixture
 from ..fixtures.view import sse_payloads
+from ..pricing.cost import Usage, cost_usd, estimate_usd, usage_of_json, usage_of_sse
 from ..providers import COUNTED, output_limit
-from ..replay.pricing import Usage, cost_usd, estimate_usd, usage_of_json, usage_of_sse
 
 VARIABLE = "ATTEST_MAX_COST_USD"
 # A refused call's status: no official SDK retries a 402 (they retry 408, 409, 429 and 5xx, and

@@ -113,7 +113,7 @@ app.info.cls = LazyCommands
 
 def _version(value: bool) -> None:
     if value:
-        from ..replay.price_table import table_date  # live calls are priced from it: its age matters
+        from ..pricing.table import table_date  # live calls are priced from it: its age matters
 
         print(f"attest-toolkit {__version__} (model prices of {table_date()})")
         raise typer.Exit(0)

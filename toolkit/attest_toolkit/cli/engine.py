@@ -19,7 +19,8 @@ from ..errors import UsageError
 from ..replay import runner
 from ..replay.claimed import serve_socket
 from ..replay.faults import parse_faults
-from ..replay.runner import print_outcome, run_command, serve_control
+from ..replay.runner import run_command, serve_control
+from ..report.outcome import print_outcome
 from .command import command_group, run
 from .replay import (
     COMMAND,

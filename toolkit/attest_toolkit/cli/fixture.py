@@ -19,8 +19,8 @@ from ..fixtures.remote.client import DEFAULT_BUCKET, config_from_env
 from ..fixtures.sequence import diagram
 from ..fixtures.verify import seal_fixture, verify_fixture
 from ..fixtures.view import describe
+from ..progress import ProgressLine, counted
 from ..replay import last_miss as kept_miss
-from ..report.progress import ProgressLine, counted
 from .command import command_group
 
 EXIT_OK, EXIT_BAD_FIXTURE = 0, 3

@@ -17,11 +17,11 @@ from ..replay.runner import (
     EXIT_DIVERGED,
     ReplayRun,
     exit_code,
-    print_outcome,
     resolve_fixtures,
     resolve_mode,
     run_command,
 )
+from ..report.outcome import print_outcome
 
 NAME = typer.Option(
     [],

@@ -12,8 +12,8 @@ from typing import Annotated, TypeVar
 import typer
 
 from ..fixtures.document import DEFAULT_DIR
+from ..progress import on_terminal
 from ..report.build import load_report
-from ..report.progress import on_terminal
 from ..selection import Selection, parse_shard, select_tests, split
 from ..selection.scan import pytest_runnable
 

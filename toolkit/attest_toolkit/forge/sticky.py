@@ -6,7 +6,7 @@ the forge's check: anyone can paste the marker."""
 from __future__ import annotations
 
 from .. import __version__
-from ..replay.price_table import table_date
+from ..pricing.table import table_date
 from .trim import fit
 
 MARKER = "<!-- attest-toolkit:summary -->"

@@ -17,7 +17,7 @@ from aiohttp import web
 from ..capture.proxy import RecordingProxy
 from ..capture.run import Captured, capture_secrets, conclude
 from ..fixtures.document import fixture_path, new_source
-from ..proxy.env import KEY_VARS, PLACEHOLDER_KEY
+from ..providers.env import KEY_VARS, PLACEHOLDER_KEY
 from ..proxy.live import LiveForwarder
 from ..tools.declare import parse_tools
 from .container import ImageRun

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..replay.modes import Mode
-from ..replay.runner import EXIT_PASS, ReplayRun, exit_code, print_outcome
+from ..replay.runner import EXIT_PASS, ReplayRun, exit_code
 from ..replay.server import Engine
+from ..report.outcome import print_outcome
 from ..report.replay_run import run_row, write_run_report
 from ..sandbox.egress import Egress, egress_record
 from .container import ImageRun

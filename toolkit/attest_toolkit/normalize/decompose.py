@@ -95,7 +95,7 @@ def decompose(path: str, query: list[list[str]], body: Body) -> dict[str, Any]:
 _TRANSPORT_PARAMS = frozenset({"beta"})
 
 
-def _query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
+def query_pairs(query: str, secrets: Secrets) -> list[list[str]]:
     if not query:
         return []
     redacted = redact_query(query, secrets)
@@ -133,7 +133,7 @@ def describe_components(
 
 
 def _parts(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, Any]:
-    return decompose(path, _query_pairs(query, secrets), redact_encoded(body, secrets))
+    return decompose(path, query_pairs(query, secrets), redact_encoded(body, secrets))
 
 
 def canonical_hash(value: Any) -> str:

@@ -17,12 +17,12 @@ from aiohttp import web
 from yarl import URL
 
 from ..normalize import Exchange, request_content
+from ..pricing.cost import cost_usd, usage_of
 from ..providers import PROVIDERS, RECORDED, STREAM_END_RE, Signer, SigningFailed
-from ..replay.pricing import cost_usd, usage_of
+from ..providers.env import explicit_upstream, keys_in, user_base_url
 from . import listeners
 from .ca_store import load_ca_store
 from .deadlines import CONNECT_TIMEOUT_VAR, TOTAL_TIMEOUT_VAR, Deadlines
-from .env import explicit_upstream, keys_in, user_base_url
 from .http import request_flag
 
 UPSTREAMS = {

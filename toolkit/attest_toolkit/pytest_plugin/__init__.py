@@ -17,7 +17,6 @@ asks for a report.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -37,7 +36,7 @@ PROPERTY = "attest_replay"
 ASKED = "attest_asked"  # a test that asked for a replay none of which ran (its fixture was missing, say)
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
-    from ..replay.client import EngineProcess
+    from .client import EngineProcess
     from .handle import ReplayHandle
     from .record_front import RecordingFront
 
@@ -130,7 +129,7 @@ class AttestPlugin:
     def check_upstreams() -> None:
         """A bad ATTEST_*_UPSTREAM is one line before any test runs, not an engine or a front that dies
         starting; the provider registry that names them is loaded only when one is set."""
-        from ..proxy.env import check_upstreams
+        from ..providers.env import check_upstreams
 
         try:
             check_upstreams(os.environ)
@@ -162,7 +161,7 @@ class AttestPlugin:
             engine.stop()
             engine = None
         if engine is None:
-            from ..replay.client import EngineProcess
+            from .client import EngineProcess
 
             # With a record mode the provider variables point at the front: the engine forwards a live
             # call to the user's own upstream, so it gets the environment as the user set it.
@@ -201,11 +200,8 @@ class AttestPlugin:
             self._guard_installed = True
 
     def shutdown(self) -> None:
-        if self.patched():
-            from . import lane, plain_clients
-
-            lane.unroute_all()
-            plain_clients.unpatch_all()
+        """Undo what the plugin set up for the run (engines, the front, the guard); what a replay
+        changed its handle undid when it stopped (see `handle`)."""
         for engine in self.engines.values():
             engine.stop()
         self.engines.clear()
@@ -222,11 +218,6 @@ class AttestPlugin:
                 from ..guard import scope
 
                 scope.providers_only()
-
-    @staticmethod
-    def patched() -> bool:
-        """Whether a replay may have patched the SDKs: only a handle imports the modules that do."""
-        return f"{__name__}.handle" in sys.modules
 
     def relative(self, path: Path) -> str:
         try:

@@ -1,9 +1,17 @@
 """One replay a test runs (`with attest_replay("name"):`): its engine session or its recorder, the
-provider variables pointed at it while it runs, and its summary kept for the test's report row."""
+provider variables pointed at it while it runs, and its summary kept for the test's report row.
+
+What a replay changes in the process (the variables, the lane's routes and httpx's transports, the
+bypass watch, the plain HTTP replay and the clients patched to ask it, the front's target, the URLs a
+vcr test keeps) is entered on one `contextlib.ExitStack`, as vcrpy enters its patchers: `stop` closes
+it, undoing every one in reverse, and one that fails to enter undoes those entered before it. Each
+undo is registered before its change, so a change that fails half-way is undone too.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -11,10 +19,10 @@ import pytest
 
 from ..errors import AttestError
 from ..fixtures.document import fixture_path
-from ..proxy.env import KEPT_BY_VCR
-from ..replay import bypass, plain_http, rerecord
-from ..replay.client import EngineProcess
-from . import lane, plain_clients, record
+from ..providers.env import KEPT_BY_VCR
+from ..replay import bypass, rerecord
+from . import lane, plain_clients, plain_http, record
+from .client import EngineProcess
 from .stash import HANDLES, RECORDINGS, REPLAYS
 
 if TYPE_CHECKING:  # the recording front imports aiohttp: loaded only when a run records
@@ -94,7 +102,8 @@ class ReplayHandle:
         self.engine: EngineProcess | None = None
         self.sid: str | None = None
         self.recorder: RecordingApp | Rebaser | None = None
-        self._saved: dict[str, str | None] = {}
+        self._undo = ExitStack()  # what this replay changed in the process, undone by `stop`
+        self._watch: bypass.Watch | None = None
         self.ignored_hosts: frozenset[str] = frozenset()  # plain HTTP to these goes out (see plain_http)
         self.takes_loopback = False  # plain HTTP to loopback is replayed and recorded too (a vcr test)
         # The SDKs keep the base URLs the test set and calls to provider hosts are served by host (a vcr
@@ -114,16 +123,19 @@ class ReplayHandle:
         if front is not None:
             self.recorder = or_fail(lambda: front.recorder(self.path, self.plugin.record_mode or "none"))
         if front is not None and self.recorder is not None:
-            front.target = self.recorder  # the variables already point at the front
-            self._plain_while_recording(self.recorder)
-            self._keep_urls(record.prefix_of(self.plugin.front_env))
+            with ExitStack() as stack:
+                stack.callback(setattr, front, "target", None)
+                front.target = self.recorder  # the variables already point at the front
+                self._plain_while_recording(stack, self.recorder)
+                self._keep_urls(stack, record.prefix_of(self.plugin.front_env))
+                self._undo = stack.pop_all()
         else:
             self._open_session()
         self.plugin.active = self
         self.item.stash.setdefault(HANDLES, []).append(self)
         return self
 
-    def _plain_while_recording(self, recorder: RecordingApp | Rebaser) -> None:
+    def _plain_while_recording(self, stack: ExitStack, recorder: RecordingApp | Rebaser) -> None:
         """The test's own plain HTTP: the modes that keep a fixture serve what it recorded; the modes
         that call providers send and keep what it does not hold."""
         from ..capture.proxy import RecordingApp  # loaded already: the recording front runs on it
@@ -134,6 +146,7 @@ class ReplayHandle:
             if isinstance(recorder, RecordingApp)
             else None
         )
+        stack.callback(plain_http.stop)
         plain_http.start(
             kept,
             False,
@@ -142,7 +155,9 @@ class ReplayHandle:
             recorder=recording,
             test=self.item.nodeid,
         )
+        stack.callback(plain_clients.unpatch_all)
         plain_clients.patch_loaded()
+        stack.callback(lane.unroute_all)
         lane.patch_loaded()  # httpx asks plain_http there
 
     def _check_exists(self) -> None:
@@ -172,32 +187,42 @@ class ReplayHandle:
             )
         )
         pointed = {k: v for k, v in env.items() if not (self.keeps_urls and k in KEPT_BY_VCR)}
-        self._saved = record.point_at(pointed)  # tool servers' variables too
-        if not engine.lane.closed and lane.enabled():  # this process's own calls skip HTTP
-            lane.route(engine.url, engine.lane)
-        lane.patch_loaded()  # a client built before the block is caught going around it
         blocks = self.mode == "strict" or plugin.no_live
-        bypass.start(self.name, blocks=blocks)
-        plain_http.start(
-            self.fixtures(), blocks, self.ignored_hosts, loopback=self.takes_loopback, test=self.item.nodeid
-        )
-        plain_clients.patch_loaded()
-        if plugin.front is not None:  # module-level clients reach the session through the front
-            plugin.front.target = record.prefix_of(env)
-        self._keep_urls(record.prefix_of(env))
+        with ExitStack() as stack:
+            stack.callback(record.restore, record.point_at(pointed))  # tool servers' variables too
+            stack.callback(lane.unroute_all)
+            if not engine.lane.closed and lane.enabled():  # this process's own calls skip HTTP
+                lane.route(engine.url, engine.lane)
+            lane.patch_loaded()  # a client built before the block is caught going around it
+            stack.callback(bypass.stop)
+            self._watch = bypass.start(self.name, blocks=blocks)
+            stack.callback(plain_http.stop)
+            plain_http.start(
+                self.fixtures(),
+                blocks,
+                self.ignored_hosts,
+                loopback=self.takes_loopback,
+                test=self.item.nodeid,
+            )
+            stack.callback(plain_clients.unpatch_all)
+            plain_clients.patch_loaded()
+            if plugin.front is not None:  # module-level clients reach the session through the front
+                stack.callback(setattr, plugin.front, "target", None)
+                plugin.front.target = record.prefix_of(env)
+            self._keep_urls(stack, record.prefix_of(env))
+            self._undo = stack.pop_all()
 
-    def _keep_urls(self, prefix: str) -> None:
+    def _keep_urls(self, stack: ExitStack, prefix: str) -> None:
         """For a handle that keeps URLs: the user's own base-URL variables while the test runs (a front
         holds them for the run otherwise), and provider hosts served from `prefix`."""
         if not self.keeps_urls:
             return
+        stack.callback(self._release_urls)
         if self.plugin.front is not None:
             self._urls = record.swap_urls(self.plugin.front_saved)
         lane.serve_hosts(prefix)
 
     def _release_urls(self) -> None:
-        if not self.keeps_urls:
-            return
         lane.serve_hosts(None)
         record.restore(self._urls)
         self._urls = {}
@@ -207,21 +232,17 @@ class ReplayHandle:
         return [self.path]
 
     def stop(self) -> None:
-        self._release_urls()
-        if self.plugin.front is not None:
-            self.plugin.front.target = None
+        self._undo.close()  # every change start made, in reverse
         if self.recorder is not None:
             self._stop_recording(self.recorder)
             return
         if self.sid is None:
             return
         sid, self.sid = self.sid, None
-        record.restore(self._saved)
         self.plugin.active = None
         engine = self.engine
         assert engine is not None
-        watch = bypass.stop()
-        plain_http.stop()
+        watch, self._watch = self._watch, None
         summary = or_fail(lambda: engine.close_session(sid))
         if watch is not None:
             watch.add_to(summary)
@@ -230,7 +251,6 @@ class ReplayHandle:
 
     def _stop_recording(self, recorder: RecordingApp | Rebaser) -> None:
         self.recorder = None
-        plain_http.stop()
         if self.plugin.front is not None:
             self.plugin.front.settle()
         self.plugin.active = None

@@ -25,8 +25,9 @@ from typing import Any
 from ..guard.hosts import is_blocked_host
 from ..normalize.served import Sent, key_as_sent
 from ..providers import RECORDED, provider_of_host
-from ..replay import bypass, plain_http
+from ..replay import bypass
 from ..replay.lane import Lane, split_target
+from . import plain_http
 
 MODULES = ("httpx", "httpx2")
 MAX_BODY = 8 * 1024 * 1024  # the HTTP fast path's limit: a larger body goes over HTTP as before

@@ -2,7 +2,7 @@
 
 httpx is covered where the lane patches it (`pytest_plugin.lane`). Here, urllib3's connection pools (under
 requests), aiohttp's sessions and urllib.request's HTTP(S) handlers (`urlopen`) get a method that
-asks `replay.plain_http.answer` for the request: a recording comes back as the response object the client
+asks `plain_http.answer` for the request: a recording comes back as the response object the client
 would have built from the socket, a refusal as the client's own connection error (with the miss's
 line), a call to record is sent, read whole, kept and served like a recording, and anything else is
 sent as before. The patches are put in when a replay opens (for the modules loaded by then) and taken
@@ -18,7 +18,7 @@ import urllib.error
 import urllib.response
 from typing import Any
 
-from ..replay import plain_http
+from . import plain_http
 
 _OURS = "_attest_plain_wraps"
 

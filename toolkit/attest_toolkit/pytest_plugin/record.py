@@ -63,7 +63,7 @@ def runs_tests(config: pytest.Config) -> bool:
 
 def point_at(env: Mapping[str, str]) -> dict[str, str | None]:
     """Set `env` in this process; what to restore (None: unset) when the run ends."""
-    from ..proxy.env import ALL_VARS, KEY_VARS  # the provider registry: loaded by a run that records
+    from ..providers.env import ALL_VARS, KEY_VARS  # the provider registry: loaded by a run that records
 
     saved = {k: os.environ.get(k) for k in {*ALL_VARS, *KEY_VARS.values(), *env}}
     os.environ.update(env)
@@ -82,7 +82,7 @@ def prefix_of(handed_out: Mapping[str, str]) -> str:
 def swap_urls(values: Mapping[str, str | None]) -> dict[str, str | None]:
     """The base-URL variables a vcr test keeps set to `values` (None or absent: unset), every other
     variable left alone (an SDK the lane does not see stays pointed at attest); what to restore."""
-    from ..proxy.env import KEPT_BY_VCR
+    from ..providers.env import KEPT_BY_VCR
 
     saved = {k: os.environ.get(k) for k in KEPT_BY_VCR}
     restore({k: values.get(k) for k in KEPT_BY_VCR})
@@ -109,7 +109,7 @@ def missing_key_hint(error: str, env: Mapping[str, str] = os.environ) -> str | N
     """What to do when a module failed to import because an SDK client built at import time found no
     key (its error names the variable): the placeholder key is only there while a replay runs, or for
     the whole run with a record mode. None for any other error."""
-    from ..proxy.env import CREDENTIAL_VARS  # the provider registry: loaded only when collection failed
+    from ..providers.env import CREDENTIAL_VARS  # the provider registry: loaded only when collection failed
 
     var = next((v for v in CREDENTIAL_VARS if v in error and not env.get(v)), None)
     if var is None:

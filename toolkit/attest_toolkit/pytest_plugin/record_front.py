@@ -24,12 +24,13 @@ from ..capture.rebase import Rebaser, written
 from ..capture.run import capture_secrets, conclude
 from ..errors import AttestError
 from ..fixtures.document import new_source
+from ..progress import ProgressLine
 from ..providers import COUNTED
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response
+from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import LiveForwarder
-from ..report.progress import ProgressLine
+from ..replay.answers import miss_response
 
 SETTLE_SECONDS = 60.0  # how long a block's end waits for its calls' recordings
 OUTSIDE = (

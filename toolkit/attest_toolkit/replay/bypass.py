@@ -212,7 +212,7 @@ def _model_of(request: Any) -> str | None:
 
 def _price(call: dict[str, Any], headers: Mapping[str, Any], chunks: list[bytes]) -> None:
     from ..normalize import request_content
-    from .pricing import cost_usd, usage_of
+    from ..pricing.cost import cost_usd, usage_of
 
     body = request_content(b"".join(chunks), headers.get("content-encoding"))
     cost = cost_usd(call["model"], usage_of(body, headers.get("content-type") or ""))

@@ -3,12 +3,14 @@
 A channel adds its routes to the engine's web application (its variables in a session's environment
 come from its declarations: `tools.declare.replay_env`). It sees the engine through a
 `ChannelContext`: the open sessions, the run's secrets, the user's environment and the live
-forwarder, not the server itself, so the engine can list its channels without the channels knowing it.
+forwarder, not the server itself. The engine does not know its channels either: whoever starts it
+hands them over as a list of `ChannelFactory` (`server.ReplayApp.channels`), as mitmproxy is handed
+its addons, and the application builds each over its context.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,3 +34,7 @@ class Channel(Protocol):
     def add_routes(self, app: web.Application) -> None:
         """Its routes, added before the provider route (which would take any first segment)."""
         ...
+
+
+# A channel built over the engine's context, when the application is (its class, as a rule).
+ChannelFactory = Callable[[ChannelContext], Channel]

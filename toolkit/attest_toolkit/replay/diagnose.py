@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from ..errors import escape
 from ..fixtures.document import DEFAULT_DIR
 from ..normalize import COMPONENTS, canonical_hash
 from ..normalize.paths import changed_paths, shown
@@ -64,11 +65,6 @@ class Miss:
     # Where the request changed, each path starting with its component (`params.max_tokens`,
     # `messages[3] added`); empty when the miss is not about a request's content.
     paths: tuple[str, ...] = ()
-
-
-def escape(text: str) -> str:
-    """Control characters escaped, so a miss line stays one line and cannot drive a terminal."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def quoted(value: str | None) -> str:

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from ..normalize import eventstream
 from ..providers import PROVIDERS, status_error
-from ..proxy.http import serve_recording
 from . import faults as plan
+from .answers import serve_recording
 from .faults import Fault, SessionFaults
 from .index import Recording
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
-from ..report.model import ReplayFaultListKind
 
 if TYPE_CHECKING:  # the engine's loop has it; parsing a SPEC (the CLI, the pytest plugin) does not need it
     import asyncio
 
-Kind = ReplayFaultListKind  # the kinds, written once: report-v2's schema (`fault_list[].kind`)
+# The kinds, as report-v2's schema spells them (`fault_list[].kind`; tests/unit/test_fault_plan.py keeps
+# the two equal): the engine sits below the report and cannot read its generated model.
+Kind = Literal["status", "timeout", "disconnect", "cut", "latency", "pace"]
 STATUSES = (429, 500, 502, 503, 504, 529)
 # Faults answered instead of a recording (none is taken); the others change how a recording is served.
 WITHOUT_RECORDING: frozenset[str] = frozenset({"status", "timeout", "disconnect"})

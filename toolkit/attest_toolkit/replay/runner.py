@@ -22,7 +22,6 @@ from ..proxy.background import BackgroundServer
 from . import bypass, lane
 from .fastpath import answer_call
 from .modes import Mode, default_mode, spelled, word_of
-from .pricing import price_note
 from .server import Engine, ReplayApp, dumps_line
 
 STOP_LINES = frozenset({"stop", "quit", "exit"})
@@ -95,22 +94,6 @@ def resolve_mode(mode: str | None) -> Mode:
         where = "--mode" if mode else "ATTEST_REPLAY"
         raise UsageError(f"{where} must be {spelled(Mode)}, not {chosen!r}")
     return found
-
-
-def print_outcome(summary: Mapping[str, Any], failed: bool = False) -> None:
-    """Each miss on standard error, then the summary line (with `· 1 failed` when the command
-    failed) on standard output."""
-    from ..report.summary import replay_line  # the report side, not needed to start serving
-
-    for drift in summary.get("drift_list", []):
-        sys.stderr.write(drift["message"] + "\n")
-    for miss in summary["miss_list"]:
-        sys.stderr.write(miss["message"] + "\n")
-    for note in summary.get("fault_notes", []):
-        sys.stderr.write(note + "\n")
-    if summary["live"]:
-        sys.stderr.write(price_note() + "\n")
-    print(replay_line(summary, int(failed)), flush=True)
 
 
 def serve(

@@ -26,11 +26,11 @@ from ..errors import AttestError
 from ..normalize.rules import parse_ignore
 from ..normalize.served import Sent, key_as_sent
 from ..providers import GOOGLE_TOKEN
+from ..providers.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..proxy import listeners
 from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
 from ..proxy.deadlines import Deadlines
-from ..proxy.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..tools.declare import replay_env
 from .ahead import Aheads
 from .fastpath import FastConnections
@@ -42,6 +42,8 @@ from .session import Session
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+    from .channel import ChannelFactory
 
 REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
 KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
@@ -80,11 +82,26 @@ class SessionTable(dict[str, Session]):
         return default if found is None else found
 
 
-class ReplayApp:
-    """The session table (touched only from the engine's loop thread) and the hits the fast path serves."""
+def default_channels() -> list[ChannelFactory]:
+    """The channels beside the model calls an engine serves unless it is handed others: the tool
+    channel's serving half. Imported when the application is built (they import aiohttp)."""
+    from .tool_routes import ToolReplay
 
-    def __init__(self, secrets: Secrets, env: Mapping[str, str]) -> None:
+    return [ToolReplay]
+
+
+class ReplayApp:
+    """The session table (touched only from the engine's loop thread) and the hits the fast path serves;
+    `channels`: the channels beside the model calls, named when the application is built."""
+
+    def __init__(
+        self,
+        secrets: Secrets,
+        env: Mapping[str, str],
+        channels: Callable[[], Sequence[ChannelFactory]] = default_channels,
+    ) -> None:
         self.secrets = secrets
+        self.channels = channels
         self.env = dict(env)  # the user's: a live tool call's upstream is read from it
         self.store = FixtureStore(secrets)
         self.deadlines = Deadlines.of(self.env)  # a bad one is a usage error now, before any call
@@ -103,7 +120,9 @@ class ReplayApp:
         """The web application behind the fast path, built when a request first needs it."""
         with aiohttp_imported():
             from .webapp import build_app
-        return build_app(self.sessions, self.secrets, self.env, self.in_ci, self.google)
+
+            channels = self.channels()
+        return build_app(self.sessions, self.secrets, self.env, self.in_ci, channels, self.google)
 
     # --- sessions ----------------------------------------------------------------------------------
 
@@ -211,16 +230,19 @@ class ReplayApp:
 
 
 class Engine:
-    """The replay engine in a background thread. Use as a context manager, or start() and stop()."""
+    """The replay engine in a background thread. Use as a context manager, or start() and stop().
+    `channels`: what serves the channels beside the model calls (see `replay.channel`), the tool
+    channel unless the caller hands others."""
 
     def __init__(
         self,
         env: Mapping[str, str] | None = None,
         secrets: Secrets | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
+        channels: Callable[[], Sequence[ChannelFactory]] = default_channels,
     ) -> None:
         self.env = dict(os.environ if env is None else env)
-        self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env)
+        self.app = ReplayApp(secrets if secrets is not None else environment_secrets(), self.env, channels)
         self.server = BackgroundServer(
             self.app.build,
             "attest-engine",

@@ -14,12 +14,13 @@ from ..credentials.scan import Secrets
 from ..normalize import describe_components
 from ..normalize.rules import Rule, masked_hashes
 from ..normalize.served import Sent
-from ..tools.match import CallKey, ToolChannel, ToolRecording
+from ..tools.match import CallKey, ToolRecording
 from . import diagnose, rerecord
 from .diagnose import Miss, MissKind
 from .faults import Fault, SessionFaults
 from .index import LoadedFixture, Recording, index_recordings
 from .modes import Mode
+from .tool_index import ToolChannel
 
 KEY_PREFIX = 12  # enough to tell calls apart, short enough for a summary line
 

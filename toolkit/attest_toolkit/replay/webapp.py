@@ -9,7 +9,7 @@ loads either.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aiohttp import web
 
@@ -18,11 +18,11 @@ from ..normalize import parse_body, request_content
 from ..normalize.served import Sent, key_as_sent, restore, restore_bytes
 from ..providers import COUNTED, GOOGLE_TOKEN_PROVIDER, PROVIDERS, error_headers, model_of, route
 from ..proxy import listeners
-from ..proxy.http import MAX_REQUEST_BYTES, miss_response, sent_of, serve_recording
+from ..proxy.http import MAX_REQUEST_BYTES
 from ..proxy.live import ForwardRefused, LiveForwarder, cut_off
-from ..tools.replay import ToolReplay
 from . import fault_serve, last_miss
-from .channel import Channel, ChannelContext
+from .answers import miss_response, sent_of, serve_recording
+from .channel import ChannelContext, ChannelFactory
 from .diagnose import NO_SESSION, Miss, MissKind
 from .faults import WITHOUT_RECORDING
 from .google_token import ROUTE as GOOGLE_TOKEN_ROUTE
@@ -58,17 +58,18 @@ def build_app(
     secrets: Secrets,
     env: Mapping[str, str],
     in_ci: bool,
+    channels: Sequence[ChannelFactory],
     google: CredentialFiles | None = None,
 ) -> web.Application:
     """The application over the engine's own session table (sessions opened later are seen too);
+    `channels`: the channels beside the model calls, each built over this application's context;
     `google`: the session credentials files whose token endpoint is this application's."""
     live = LiveForwarder(env)
     context = ChannelContext(sessions, secrets, env, live)
     # The session id in every URL is the per-run secret; the gate checks the Host.
     app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[loopback_only])
-    channels: list[Channel] = [ToolReplay(context)]
     for channel in channels:
-        channel.add_routes(app)  # before the provider route, which would take `tool` as a provider
+        channel(context).add_routes(app)  # before the provider route, which would take `tool` as a provider
     app.router.add_route("POST", GOOGLE_TOKEN_ROUTE, GoogleToken(sessions).answer)
     app.router.add_route("*", "/r/{sid}/{provider}/{tail:.*}", ModelCalls(context, in_ci).handle)
     app.on_cleanup.append(lambda _app: live.close())

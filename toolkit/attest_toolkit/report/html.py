@@ -18,8 +18,8 @@ from .. import __version__
 from ..errors import AttestError
 from ..fixtures import document as fx
 from ..fixtures.sequence import Marked, Step, sequence
+from ..progress import counted
 from .build import Report, replay_of
-from .progress import counted
 from .summary import facts, limit_words
 
 STYLE = """

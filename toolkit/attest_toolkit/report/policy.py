@@ -23,8 +23,8 @@ from ..errors import AttestError, read_text
 from ..fixtures.catalog import age_days
 from ..fixtures.validation import first_error, json_pointer
 from ..normalize.rules import parse_ignore
+from ..progress import counted
 from .build import EGRESS_MODES, FAILED_OUTCOMES, Report, Test, replay_of
-from .progress import counted
 
 DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path(".attest/policy.json"))
 DEFAULTS: dict[str, Any] = {

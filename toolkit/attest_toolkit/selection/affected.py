@@ -23,9 +23,10 @@ from typing import Any, Literal
 
 from ..fixtures.document import DEFAULT_DIR, SUFFIX, name_of
 from ..fixtures.remote.lock import changed_names, lock_path, parse_lock
+from ..git import Change, GitRepo, Tree
+from ..repo_root import normalize_path
 from ..report.build import Report
-from .git import Change, GitRepo, Tree
-from .ids import collapse, file_of, normalize_path
+from .ids import collapse, file_of
 from .last_run import durations, files_of, known_ids, tests_by_fixture
 from .scan import Progress, Usage, is_test_file, scan_tree
 from .shard import shard

@@ -5,11 +5,6 @@ from __future__ import annotations
 import posixpath
 
 
-def normalize_path(path: str) -> str:
-    clean = posixpath.normpath(path.replace("\\", "/"))
-    return "." if clean in ("", ".") else clean
-
-
 def ancestors(test_id: str) -> list[str]:
     """What contains `test_id`, nearest first: its function (for a parametrised id), class, file and
     directories up to `.`."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..repo_root import normalize_path
 from ..report.build import Report
-from .ids import ancestors, normalize_path
+from .ids import ancestors
 
 
 def tests_by_fixture(report: Report) -> dict[str, set[str]]:

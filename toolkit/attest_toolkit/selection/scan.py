@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..fixtures.document import SUFFIX
-from .git import Tree
-from .ids import file_of, normalize_path
+from ..git import Tree
+from ..repo_root import normalize_path
+from .ids import file_of
 
 T = TypeVar("T")
 Progress = Callable[[Iterable[T], int], Iterator[T]]

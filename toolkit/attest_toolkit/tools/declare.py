@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..credentials.scan import Secrets, redact_argv
 from ..errors import FixtureError, UsageError
 from ..normalize import redact_query
-from ..proxy.env import ALL_VARS, KEY_VARS
+from ..providers.env import ALL_VARS, KEY_VARS
 
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SUFFIXES = ("_MCP_URL", "_API_URL", "_BASE_URL", "_URL", "_MCP", "_API")

@@ -1,30 +1,36 @@
-"""Tool recordings keyed for lookup, and a session's consumption of them.
+"""Tool recordings keyed for lookup: the call key a recording and a live call share.
 
 A tool call is matched on its server, what it calls (MCP method and tool name, or HTTP method and
 path) and its arguments normalized as model requests are (secrets redacted, volatile values
-renumbered), so the key of a recording and of a live call agree. Identical calls consume successive
-recordings in order; a miss is diagnosed against the next unused recording of the same call.
+renumbered), so the key of a recording and of a live call agree. A session's consumption of
+them, and its misses, are the engine's (`replay.tool_index`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..credentials.scan import Secrets
 from ..normalize import body_bytes, canonical_hash
-from ..normalize.decompose import _query_pairs, normal_path
+from ..normalize.decompose import normal_path, query_pairs
 from ..normalize.volatile import Numbering
 from ..normalize.walk import Walker
-from ..replay import diagnose
-from ..replay.diagnose import Miss
 from .mcp import Rpc, rpc_of
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 # Response headers a replay sets itself.
 _HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 SESSION_HEADER = "mcp-session-id"
 SESSION_MARK = "{{session}}"  # a recorded session id: replay answers with one of its own
+
+
+def is_session_plumbing(request: web.Request) -> bool:
+    """An MCP client's server-to-client event stream (GET) or session end (DELETE): not a call."""
+    return request.method in ("GET", "DELETE") and SESSION_HEADER in request.headers
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def call_key(
     path = path or "/"
     label = f"{method.upper()} {normal_path(path)}"
     value = {
-        "query": _query_pairs(query, secrets),
+        "query": query_pairs(query, secrets),
         "body": normalized(next(iter(body.values()), None), secrets),
     }
     return CallKey(server, label, f"{server}.{method.upper()} {path}", canonical_hash(value), None)
@@ -89,42 +95,3 @@ def load_recording(fixture: str, item: dict[str, Any], secrets: Secrets) -> Tool
     )
     events = tuple(body["sse"]) if "sse" in body else None
     return ToolRecording(fixture, call, response["status"], headers, body_bytes(body), events)
-
-
-class ToolChannel:
-    """One session's tool recordings: looked up by key, each consumed once, in order."""
-
-    def __init__(self, recordings: tuple[ToolRecording, ...]) -> None:
-        self.recordings = recordings
-        self.by_key: dict[str, list[int]] = {}
-        self.by_call: dict[tuple[str, str], list[int]] = {}
-        for position, rec in enumerate(recordings):
-            self.by_key.setdefault(rec.call.key, []).append(position)
-            self.by_call.setdefault((rec.call.server, rec.call.label), []).append(position)
-        self._taken: dict[str, int] = {}
-        self.used = bytearray(len(recordings))
-
-    def lookup(self, call: CallKey, fixture: str) -> ToolRecording | Miss:
-        positions = self.by_key.get(call.key, [])
-        taken = self._taken.get(call.key, 0)
-        if taken < len(positions):
-            self._taken[call.key] = taken + 1
-            self.used[positions[taken]] = 1
-            return self.recordings[positions[taken]]
-        if positions:
-            return diagnose.tool_duplicate(fixture)
-        return self._diagnose(call, fixture)
-
-    def _diagnose(self, call: CallKey, fixture: str) -> Miss:
-        same = self.by_call.get((call.server, call.label), [])
-        unused = [p for p in same if not self.used[p]]
-        if unused:
-            rec = self.recordings[unused[0]]
-            return diagnose.tool_unrecorded(call.display, rec.call.hash, call.hash, rec.fixture)
-        if same:
-            return diagnose.tool_overflow(len(same), fixture)
-        return diagnose.tool_unrecorded(call.display, None, call.hash, fixture)
-
-    @property
-    def unused(self) -> int:
-        return len(self.used) - sum(self.used)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ...replay.pricing import price_note
+from ...pricing.cost import price_note
+from ...progress import counted
 from ..build import FAILED_OUTCOMES, Report, Row, Test, replay_of
-from ..progress import counted
 
 # What the summary line opens with wherever a person reads it (a terminal, the comment, the job summary).
 LINE_PREFIX = "attest replay: "

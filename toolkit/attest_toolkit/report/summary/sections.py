@@ -13,9 +13,9 @@ from ...credentials.scan import Secrets
 from ...fixtures.catalog import age_days
 from ...fixtures.document import name_of
 from ...fixtures.sequence import Marked, label, mermaid, missed_at
+from ...progress import counted
 from ...replay.repeat import base_id
 from ..build import FAILED_OUTCOMES, OUTCOMES, Report, Test, miss_of, replay_of
-from ..progress import counted
 from .cells import BLOCK_CHARS, cell, code, columns, fence, flat, limit_words, tests_cell, where
 from .line import LINE_PREFIX, report_summary_line
 from .verdict import blocking_rules, verdict_rows

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..credentials.scan import environment_secrets
 from ..errors import AttestError
-from .lane import FD_VAR, Lane
+from ..replay.lane import FD_VAR, Lane
 
 
 class EngineProcess:

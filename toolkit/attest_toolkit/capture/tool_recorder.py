@@ -19,16 +19,11 @@ from ..fixtures.document import Interaction
 from ..normalize import Exchange, body_bytes, parse_body, redact_query
 from ..normalize.walk import Walker
 from ..proxy.live import LiveForwarder, reason_of
-from .declare import HttpTool
-from .match import SESSION_HEADER, SESSION_MARK, call_key
-from .mcp import rpc_of, rpc_reply
+from ..tools.declare import HttpTool
+from ..tools.match import SESSION_HEADER, SESSION_MARK, call_key, is_session_plumbing
+from ..tools.mcp import rpc_of, rpc_reply
 
 _KEPT_HEADERS = ("content-type",)
-
-
-def is_session_plumbing(request: web.Request) -> bool:
-    """An MCP client's server-to-client event stream (GET) or session end (DELETE): not a call."""
-    return request.method in ("GET", "DELETE") and SESSION_HEADER in request.headers
 
 
 def served_as_sent(raw: bytes, content_type: str | None) -> dict:
@@ -68,7 +63,7 @@ class ToolRecorder:
         app.router.add_post("/stdio/{server}", self.handle_stdio)
 
     def child_env(self, base_url: str) -> dict[str, str]:
-        from .declare import CAPTURE_URL_VAR
+        from ..tools.declare import CAPTURE_URL_VAR
 
         env = {t.var: f"{base_url}/tool/{t.name}" for t in self.tools.values()}
         env[CAPTURE_URL_VAR] = f"{base_url}/stdio"

@@ -10,7 +10,7 @@ from typing import Any
 from ..normalize import eventstream
 from ..normalize.sse import split_sse
 from ..providers import PRICED_AS, USAGE_FIELDS
-from .price_table import table, table_date
+from .table import table, table_date
 
 # Dated snapshots price as their family: gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, *-latest.
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")

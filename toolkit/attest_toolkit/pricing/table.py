@@ -1,7 +1,7 @@
 """The built-in price table (data/prices.json) and the day it was read.
 
 Its own module, importing nothing of the package: `attest --version` prints the table's date and must
-not load the providers and stream parsers that pricing a call needs (`replay.pricing`).
+not load the providers and stream parsers that pricing a call needs (`pricing.cost`).
 """
 
 from __future__ import annotations

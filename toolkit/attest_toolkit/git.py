@@ -10,9 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
-from ..repo_root import git_in
-from .ids import normalize_path
+from .errors import UsageError
+from .repo_root import git_in, normalize_path
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
 

@@ -15,14 +15,13 @@ from aiohttp import web
 
 from ..normalize import parse_body
 from ..proxy.live import ForwardRefused, cut_off
-from ..replay.diagnose import NO_SESSION, Miss, MissKind
-from .match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key
-from .mcp import error_reply, readdress_event, readdress_json
-from .record import is_session_plumbing
+from ..tools.match import SESSION_HEADER, SESSION_MARK, CallKey, ToolRecording, call_key, is_session_plumbing
+from ..tools.mcp import error_reply, readdress_event, readdress_json
+from .diagnose import NO_SESSION, Miss, MissKind
 
 if TYPE_CHECKING:
-    from ..replay.channel import ChannelContext
-    from ..replay.session import Session
+    from .channel import ChannelContext
+    from .session import Session
 
 
 class ToolReplay:

@@ -23,7 +23,6 @@ The fixture is read at the first such call, so a test that sends none pays nothi
 
 from __future__ import annotations
 
-import base64
 import contextvars
 import os
 import sys
@@ -38,18 +37,16 @@ from urllib.parse import urlsplit
 
 from ..credentials.scan import Secrets, environment_secrets
 from ..fixtures import document as fx
+from ..fixtures.http_calls import interaction, request_key
 from ..guard.hosts import is_blocked_host
-from ..normalize.body import body_bytes, redact_encoded, redact_query
+from ..normalize.body import body_bytes
 from ..proxy import listeners
-from . import bypass
-from .diagnose import MissKind
-from .rerecord import pytest_hint
+from ..replay import bypass
+from ..replay.diagnose import MissKind
+from ..replay.rerecord import pytest_hint
 
-# Response headers worth serving again: what the body is, and where a redirect goes. Never cookies.
-KEPT_HEADERS = ("content-type", "content-disposition", "location", "etag", "last-modified")
 # What the client already undid (or the served copy no longer has): never served with the body it read.
 UNSERVED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection"})
-DEFAULT_PORTS = {"http": 80, "https": 443}
 # Set while a recorded call is being sent: a client's own retry or redirect inside it is not another.
 _SENDING: contextvars.ContextVar[bool] = contextvars.ContextVar("attest_plain_sending", default=False)
 
@@ -66,43 +63,6 @@ class Answer:
 class Refused(ConnectionError):
     """A plain HTTP call with no recording, refused by a strict replay (a ConnectionError, so a client
     reports it as a connection it could not make)."""
-
-
-def request_key(method: str, url: str, secrets: Secrets) -> str | None:
-    """`GET https://host/path?query`: what a recording is found by; None for a URL that is not
-    http(s) to a named host. Credential parameters are left out of the query, secrets redacted."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.scheme not in DEFAULT_PORTS or not host:
-        return None
-    try:
-        port = parts.port
-    except ValueError:
-        return None
-    where = host if port in (None, DEFAULT_PORTS[parts.scheme]) else f"{host}:{port}"
-    query = redact_query(parts.query, secrets)
-    return f"{method.upper()} {parts.scheme}://{where}{parts.path or '/'}" + (f"?{query}" if query else "")
-
-
-def interaction(
-    method: str, url: str, status: int, headers: list[tuple[str, str]], body: bytes, secrets: Secrets
-) -> dict[str, Any] | None:
-    """The fixture's `http` item for one exchange (the body already decompressed): the response's
-    bytes kept as they are (text, else base64), secrets redacted; None for a URL `request_key` refuses."""
-    key = request_key(method, url, secrets)
-    if key is None:
-        return None
-    kept = {n.lower(): secrets.redact(v) for n, v in reversed(headers) if n.lower() in KEPT_HEADERS}
-    try:
-        stored: dict[str, Any] = {"text": secrets.redact(body.decode("utf-8"))} if body else {}
-    except UnicodeDecodeError:
-        stored = redact_encoded({"base64": base64.b64encode(body).decode("ascii")}, secrets)
-    method_, _, target = key.partition(" ")
-    return {
-        "method": method_,
-        "url": target,
-        "response": {"status": status, "headers": dict(sorted(kept.items())), "body": stored},
-    }
 
 
 def miss_message(method: str, url: str, test: str | None = None) -> str:
