@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
@@ -26,6 +25,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 
 from ..forge.sticky import MARKER as MARKER  # named here too, where the GitHub modules read it
 from ..forge.sticky import is_sticky, sticky_body
+from ..forge.waits import retry_after
 from .trim import COMMENT_LIMIT
 
 # Who comments with an Actions GITHUB_TOKEN (an installation token, for which GET /user answers 403).
@@ -77,15 +77,6 @@ def _header(response: Any, name: str) -> str | None:
     return value.strip() if isinstance(value, str) else None
 
 
-def _retry_after(value: str, now: float) -> float | None:
-    if value.isdigit():
-        return float(value)
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - now, 0.0)
-    except (TypeError, ValueError):
-        return None
-
-
 class _Retry(GithubRetry):
     """PyGithub's retry (it tells a rate-limited 403 from a refused one) with GitHub's documented waits."""
 
@@ -104,7 +95,7 @@ class _Retry(GithubRetry):
         now = self.policy.clock()
         status = getattr(response, "status", None)
         after = _header(response, "retry-after")
-        if after is not None and (wait := _retry_after(after, now)) is not None:
+        if after is not None and (wait := retry_after(after, now)) is not None:
             return wait
         reset = _header(response, "x-ratelimit-reset")
         if _header(response, "x-ratelimit-remaining") == "0" and reset and reset.isdigit():

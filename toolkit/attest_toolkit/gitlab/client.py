@@ -14,11 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+
+from ..forge.waits import retry_after
 
 PER_PAGE = 100  # GitLab's most per page
 TIMEOUT = 30.0
@@ -45,15 +46,6 @@ class RetryPolicy:
 
 
 DEFAULT_RETRY = RetryPolicy()
-
-
-def _retry_after(value: str, now: float) -> float | None:
-    if value.isdigit():
-        return float(value)
-    try:
-        return max(parsedate_to_datetime(value).timestamp() - now, 0.0)
-    except (TypeError, ValueError):
-        return None
 
 
 def _message(response: requests.Response) -> str:
@@ -110,7 +102,7 @@ class Client:
     def _wait_for(self, response: requests.Response, attempt: int) -> float:
         now = self.retry.clock()
         after = (response.headers.get("Retry-After") or "").strip()
-        if after and (wait := _retry_after(after, now)) is not None:
+        if after and (wait := retry_after(after, now)) is not None:
             return wait
         reset = (response.headers.get("RateLimit-Reset") or "").strip()
         if response.status_code == 429 and reset.isdigit():
