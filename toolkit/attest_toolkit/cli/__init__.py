@@ -31,7 +31,8 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "init": (
         lambda: importlib.import_module(".init", __name__),
         "Write the fixtures directory with a bundled example fixture, a first test that replays it, "
-        ".attest/policy.yml with every default, and the pull-request workflows pinned to this version.",
+        ".attest/policy.yml with every default, and the forge's CI files pinned to this version (GitHub's "
+        "pull-request workflows, or with --forge gitlab a .gitlab-ci.yml).",
     ),
     "capture": (
         lambda: importlib.import_module(".capture", __name__),
@@ -58,7 +59,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "policy": (lambda: importlib.import_module(".policy", __name__), "The policy gate."),
     "report": (
         lambda: importlib.import_module(".report", __name__),
-        "Reports: PR summary, shard merge, JUnit XML.",
+        "Reports: PR summary, shard merge, JUnit XML, GitLab Code Quality.",
     ),
     "github": (
         lambda: importlib.import_module(".github", __name__),
