@@ -78,19 +78,20 @@ example-floors: $(EXAMPLE_FLOORS_VENV)/bin/attest
 
 # attest beside the pytest-recording and vcrpy a migrating project already has: one corner of the
 # versions it supports (0.13 to 0.15, 6 to 9) a virtualenv, e.g. `make test-vcr-matrix PYTEST_RECORDING=0.13.4
-# VCRPY=6.0.2 AIOHTTP=3.13.5`, and the tests of the vcr bridge (--attest-vcr, the cassette import) there. CI
-# runs each corner. AIOHTTP: vcrpy before 9 patches aiohttp below 3.14 only, so such a project has one.
+# VCRPY=6.0.2 PINS="aiohttp==3.13.5 urllib3==2.2.3"`, and the tests of the vcr bridge (--attest-vcr, the
+# cassette import) there. CI runs each corner. PINS: what the project's vcrpy needs beside it (vcrpy 6.0.2
+# patches aiohttp below 3.14 and urllib3 below 2.3 only, so a project that has it has those).
 PYTEST_RECORDING ?= 0.15.0
 VCRPY ?= 9.4.2
-AIOHTTP ?=
-MATRIX_VENV := .venv-matrix-$(PYTEST_RECORDING)-$(VCRPY)$(if $(AIOHTTP),-aiohttp$(AIOHTTP))
+PINS ?=
+MATRIX_VENV := .venv-matrix-$(PYTEST_RECORDING)-$(VCRPY)
 VCR_TESTS := tests/system/test_pytest_vcr.py tests/integration/test_importer.py tests/integration/test_import_providers.py
 
 $(MATRIX_VENV)/bin/attest: pyproject.toml
 	$(PYTHON) -m venv $(MATRIX_VENV)
 	$(MATRIX_VENV)/bin/pip install --quiet uv
 	$(MATRIX_VENV)/bin/uv pip install --quiet --python $(MATRIX_VENV)/bin/python -e '.[test-base]' \
-		'pytest-recording==$(PYTEST_RECORDING)' 'vcrpy==$(VCRPY)' $(if $(AIOHTTP),'aiohttp==$(AIOHTTP)')
+		'pytest-recording==$(PYTEST_RECORDING)' 'vcrpy==$(VCRPY)' $(PINS)
 	touch $@
 
 test-vcr-matrix: $(MATRIX_VENV)/bin/attest
