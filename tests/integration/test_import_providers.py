@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import boto3  # noqa: F401  (in the test extra: missing, this fails; never skips)
@@ -52,6 +53,13 @@ def env(**extra: str) -> dict[str, str]:
     return {**base, "PYTHONIOENCODING": "utf-8", "AWS_CONFIG_FILE": "/nonexistent", **extra}
 
 
+def vcrpy_patches_httpx2() -> bool:
+    """vcrpy 9 patches httpx2 (openai 3 and google-genai send with it); vcrpy 6 only httpx."""
+    import vcr.patch
+
+    return hasattr(vcr.patch, "_Httpx2HttpTransport_handle_request")
+
+
 def record(
     cassette: Path, replies: list[Reply], base_var: str, host: str, agent: list[str], **extra: str
 ) -> str:
@@ -68,6 +76,9 @@ def record(
         )
         assert done.returncode == 0, done.stderr
         assert len(upstream.requests) == len(replies)
+    if not cassette.exists() and not vcrpy_patches_httpx2():
+        # a project on such a vcrpy has SDKs on httpx, and cassettes of theirs (`make test-vcr-matrix`)
+        pytest.skip(f"vcrpy {version('vcrpy')} does not patch httpx2, which this SDK sends with: no cassette")
     text = cassette.read_text(encoding="utf-8")
     assert upstream.url in text
     cassette.write_text(text.replace(upstream.url, f"https://{host}"), encoding="utf-8")

@@ -81,6 +81,8 @@ def test_divergence_names_the_first_differing_call_or_the_counts():
     assert divergence([["a"], ["a"], ["a", "b"]]) == "run 1 made 1 model calls and run 3 made 2"
     assert base_id("tests/t.py::test_x[attest-run2]") == ("tests/t.py::test_x", 2)
     assert base_id("tests/t.py::test_x[p1-attest-run3]") == ("tests/t.py::test_x[p1]", 3)
+    assert base_id("tests/t.py::test_x[attest-run1-p1]") == ("tests/t.py::test_x[p1]", 1)
+    assert base_id("tests/t.py::test_x[p1-attest-run2-p2]") == ("tests/t.py::test_x[p1-p2]", 2)
     assert base_id("tests/t.py::test_x[p1]") == ("tests/t.py::test_x[p1]", None)
 
 
@@ -177,3 +179,66 @@ def test_a_repeated_test_that_misses_differently_each_run_is_flaky_in_the_report
     rows = [row for row in report["tests"] if row["id"].startswith("test_agent.py::test_drifting")]
     assert len(rows) == 3
     assert [row["replay"].get("flaky") for row in rows] == [flaky] * 3
+
+
+# Each shape a repeated test takes, every run missing with a request of its own: parametrized (pytest puts
+# the run's id before the test's own), in a class, the block held by a fixture; and one test that repeats
+# the same request, which is no flaky agent.
+SHAPES = """
+import openai, pytest
+
+def ask(content, attest_replay):
+    with attest_replay("two"):
+        client = openai.OpenAI(max_retries=0)
+        client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": content}])
+
+@pytest.mark.parametrize("who", ["x", "y"])
+def test_param(attest_replay, attest_run, who):
+    ask(f"question {who} {attest_run}", attest_replay)
+
+class TestShapes:
+    def test_method(self, attest_replay, attest_run):
+        ask(f"question {attest_run}", attest_replay)
+
+@pytest.fixture
+def held(attest_replay, attest_run):
+    with attest_replay("two"):
+        yield attest_run
+
+def test_held(held):
+    client = openai.OpenAI(max_retries=0)
+    client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": f"q {held}"}])
+
+def test_steady(attest_replay):
+    ask("question B", attest_replay)
+"""
+
+
+@pytest.mark.parametrize(
+    "mode", [["--attest-replay=strict"], ["--attest-replay=strict", "-n", "2"], ["--attest-replay=auto"]]
+)
+def test_the_terminal_and_report_v2_name_the_same_flaky_tests_in_every_shape_and_mode(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str]
+):
+    scrub(monkeypatch)
+    write_fixture(
+        pytester.path / "tests" / "attest" / "fixtures",
+        "two",
+        [exchange(chat_request("question A", system=None), chat_response("answer A"))],
+    )
+    pytester.makepyfile(test_agent=SHAPES)
+    result = pytester.runpytest_subprocess(*mode, "--attest-repeat=3", "--attest-report=report.json")
+    # each run misses: strict fails it; auto with no key leaves it not evaluated
+    assert result.parseoutcomes() == ({"failed": 15} if "strict" in mode[0] else {"skipped": 15})
+    prefix = "attest repeat: flaky: "
+    on_terminal = {line.removeprefix(prefix) for line in result.outlines if line.startswith(prefix)}
+    report = json.loads((pytester.path / "report.json").read_text())
+    in_report = {
+        f"{base_id(row['id'])[0]}: {row['replay']['flaky']}"
+        for row in report["tests"]
+        if "flaky" in row["replay"]
+    }
+    flaky = "the request keys differ between run 1 and run 2 at model call 1"
+    own = ["test_param[x]", "test_param[y]", "TestShapes::test_method", "test_held"]
+    assert on_terminal == in_report == {f"test_agent.py::{test}: {flaky}" for test in own}
+    assert sum("flaky" in row["replay"] for row in report["tests"]) == 12

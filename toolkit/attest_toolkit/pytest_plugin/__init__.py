@@ -259,6 +259,21 @@ class AttestPlugin:
             handle.stop()
         item.stash[HANDLES] = []
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, None]:
+        """A test that mocks httpx (pytest-httpx) runs with the provider variables as the user set
+        them, not pointed at the recording front (see `mocked_httpx`)."""
+        if self.front is None:
+            yield
+            return
+        from . import mocked_httpx  # loaded by a run that records
+
+        if not mocked_httpx.mocks_httpx(item):
+            yield
+            return
+        with mocked_httpx.front_hidden(self.front_saved, self.front_env):
+            yield
+
     # --- verdicts ----------------------------------------------------------------------------------
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-# The id suffix `pytest --attest-repeat N` gives each repetition of a test: `test_x[attest-run2]`.
-RUN_ID = re.compile(r"(?:\[attest-run(\d+)\]|-attest-run(\d+)(?=\]))")
+# The id part `pytest --attest-repeat N` gives each repetition of a test: `test_x[attest-run2]`, and
+# beside a parametrized test's own ids wherever pytest puts it: `[attest-run2-p1]`, `[p1-attest-run2]`.
+RUN_ID = re.compile(r"(\[|-)attest-run(\d+)(\]|-)")
 
 
 def divergence(runs: Sequence[Sequence[str]]) -> str | None:
@@ -37,9 +38,10 @@ def base_id(test_id: str) -> tuple[str, int | None]:
     match = RUN_ID.search(test_id)
     if match is None:
         return test_id, None
-    number = int(match.group(1) or match.group(2))
-    own = test_id[: match.start()] + test_id[match.end() :]
-    return own.replace("[]", ""), number
+    left, number, right = match.groups()
+    # what stays between the ids around it: nothing when it was the only one
+    kept = {("[", "]"): "", ("[", "-"): "[", ("-", "]"): "]"}.get((left, right), "-")
+    return test_id[: match.start()] + kept + test_id[match.end() :], int(number)
 
 
 def run_label(number: int) -> str:
