@@ -27,6 +27,11 @@ ISOLATED = {
     "probe": "connect to 1.1.1.1:443 failed: Network is unreachable",
     "strategy": "userns",
 }
+# Two faults a test ran with (`--fault`): a 429 on its first model request, pacing on its third.
+FAULTS = [
+    {"call": 1, "fault": "status=429,retry-after=1", "kind": "status"},
+    {"call": 3, "fault": "every:pace=20", "kind": "pace"},
+]
 ENVIRONMENT = {
     "toolkit_version": "0.1.0",
     "commit": "0123456789abcdef0123456789abcdef01234567",
@@ -46,6 +51,7 @@ def replay_facts(
     unpriced: int | None = None,
     miss: dict[str, Any] | None = None,
     fixtures: list[str] | None = None,
+    faults: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "fixtures": list(fixtures) if fixtures is not None else [FIXTURE],
@@ -60,6 +66,8 @@ def replay_facts(
         facts["unpriced"] = unpriced
     if miss is not None:
         facts["miss"] = miss
+    if faults:
+        facts["faults"], facts["fault_list"] = len(faults), faults
     return facts
 
 

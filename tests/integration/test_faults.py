@@ -17,7 +17,15 @@ import openai
 import pytest
 from attest_toolkit.replay import faults
 from attest_toolkit.replay.server import Engine
-from conftest import chat_request, chat_response, clean_env, exchange, message_response, write_fixture
+from conftest import (
+    chat_request,
+    chat_response,
+    clean_env,
+    exchange,
+    message_response,
+    sse_exchange,
+    write_fixture,
+)
 
 RECORDINGS = Path(__file__).parents[1] / "recordings"
 STREAM = RECORDINGS / "stream.attest.json"  # "Hello! How can I help you today?" in 11 events
@@ -27,6 +35,21 @@ STREAM_REQUEST = {
     "stream": True,
 }
 CLAUDE = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+# Anthropic's stream of "Hello! How can I help?": its start, a text block in three deltas, its end.
+CLAUDE_EVENTS = [
+    ("message_start", {"message": {**message_response(""), "content": [], "stop_reason": None}}),
+    ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+    *(
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": piece}})
+        for piece in ("Hello!", " How", " can I help?")
+    ),
+    ("content_block_stop", {"index": 0}),
+    (
+        "message_delta",
+        {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 7}},
+    ),
+    ("message_stop", {}),
+]
 
 
 def chat_fixture(fixtures_dir: Path) -> Path:
@@ -96,6 +119,32 @@ def test_a_cut_stream_is_the_clients_error_after_exactly_the_first_k_events_text
     # the body ended short (openai sends through httpx2, a fork of httpx with the same errors)
     assert type(raised.value.__cause__).__name__ == "RemoteProtocolError"
     assert "".join(text) == "Hello! How"  # the role event, "Hello!", " How"
+    assert summary["replayed"] == 1 and summary["faults"] == 1
+
+
+def test_a_cut_anthropic_stream_is_the_sdks_error_after_exactly_the_first_k_events_text(
+    fixtures_dir: Path,
+) -> None:
+    events = [
+        f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n" for name, data in CLAUDE_EVENTS
+    ]
+    request = {**CLAUDE, "stream": True}
+    path = write_fixture(
+        fixtures_dir, "claude-stream", [sse_exchange(request, events, path="/v1/messages")], "anthropic"
+    )
+    with Engine(clean_env()) as engine:
+        sid, env = engine.open_session([path], faults=["cut=4"])
+        client = anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="x", max_retries=0)
+        text: list[str] = []
+        with (
+            pytest.raises(anthropic.APIConnectionError) as raised,
+            client.messages.stream(**CLAUDE) as stream,
+        ):
+            for piece in stream.text_stream:
+                text.append(piece)
+        summary = engine.close_session(sid)
+    assert type(raised.value.__cause__).__name__ == "RemoteProtocolError"  # the body ended short
+    assert "".join(text) == "Hello! How"  # the message's and the block's start, "Hello!", " How"
     assert summary["replayed"] == 1 and summary["faults"] == 1
 
 

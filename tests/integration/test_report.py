@@ -6,6 +6,7 @@ import json
 import os
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import typer
@@ -13,7 +14,7 @@ from attest_toolkit.cli import report as report_cli
 from attest_toolkit.cli import run
 from attest_toolkit.report.build import ReportError, build_report, load_report, merge_reports, write_report
 from attest_toolkit.report.junit import from_junit, to_junit
-from report_factory import ISOLATED, make_miss, make_report, make_test, replay_facts
+from report_factory import FAULTS, ISOLATED, make_miss, make_report, make_test, replay_facts
 
 
 def cli(argv: list[str]) -> int:
@@ -217,6 +218,23 @@ def test_junit_round_trip_keeps_every_outcome_and_replay_fact(tmp_path: Path) ->
     assert from_junit(tmp_path / "junit.xml") == report
 
 
+def test_junit_carries_each_fault_a_test_ran_with_and_reads_them_back(tmp_path: Path) -> None:
+    faulted = make_test("tests/a.py::test_recovers", replay=replay_facts(2, faults=FAULTS))
+    report = make_report([faulted, make_test("tests/a.py::test_plain", replay=replay_facts(1))])
+    source, xml = write_json(tmp_path / "r.json", report), tmp_path / "j.xml"
+    assert cli(["report", "junit", "--report", str(source), "-o", str(xml)]) == 0
+    cases = ElementTree.parse(xml).iter("testcase")  # the XML a CI system reading JUnit sees
+    recovers, plain = ([(p.get("name"), p.get("value")) for p in case.iter("property")] for case in cases)
+    assert [p for p in recovers if p[0].startswith("attest.fault")] == [
+        ("attest.faults", "2"),
+        ("attest.fault", "status=429,retry-after=1 (request 1)"),
+        ("attest.fault", "every:pace=20 (request 3)"),
+    ]
+    assert not [p for p in plain if p[0].startswith("attest.fault")]
+    back = from_junit(xml)
+    assert back == report and back["summary"]["replay"]["faults"] == 2
+
+
 def test_junit_cli_round_trip(tmp_path: Path) -> None:
     source = write_json(tmp_path / "r.json", make_report())
     assert cli(["report", "junit", "--report", str(source), "-o", str(tmp_path / "j.xml")]) == 0
@@ -329,6 +347,16 @@ def test_from_junit_reads_replay_properties_of_another_runner(tmp_path: Path) ->
             "testcase t: property attest.live = 'many' is not a whole number",
         ),
         ('<testsuite><testcase name="t" time="1,5"/></testsuite>', "testcase t: time '1,5' is not a number"),
+        (
+            '<testsuite><testcase name="t"><properties><property name="attest.fault" value="status=429"/>'
+            "</properties></testcase></testsuite>",
+            "testcase t: property attest.fault = 'status=429' is not SPEC (request N)",
+        ),
+        (
+            '<testsuite><testcase name="t"><properties><property name="attest.fault" '
+            'value="explode (request 1)"/></properties></testcase></testsuite>',
+            "testcase t: property attest.fault: --fault 'explode': the kind must be",
+        ),
     ],
 )
 def test_from_junit_malformed_is_one_line_exit_3(

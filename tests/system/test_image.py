@@ -69,6 +69,18 @@ def test_a_changed_prompt_diverges_exit_2_naming_the_component(replay, tmp_path:
     assert row["outcome"] == "failed" and row["replay"]["miss"]["component"] == "messages"
 
 
+def test_a_fault_reaches_the_images_agent_and_its_retry_gets_the_recording(replay, tmp_path: Path) -> None:
+    done = replay("--fault", "status=429,retry-after=0", "--report", "report.json", "--", *AGENT, "--retry")
+    assert done.returncode == 0, done.stderr
+    assert "model answered 429; asking again" in done.stdout
+    assert "Order 17 can be refunded: 42.00." in done.stdout
+    assert "attest replay: 2 replayed · 0 live model calls · $0.00" in done.stdout
+    assert "· 1 fault injected" in done.stdout
+    [row] = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["tests"]
+    assert row["outcome"] == "passed" and row["replay"]["misses"] == 0
+    assert row["replay"]["fault_list"] == [{"call": 1, "fault": "status=429,retry-after=0", "kind": "status"}]
+
+
 def test_the_agent_crashing_exits_1(replay) -> None:
     done = replay("--", *AGENT, "--crash")
     assert done.returncode == 1, done.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli
-from report_factory import make_miss, make_report, make_test, replay_facts
+from report_factory import FAULTS, make_miss, make_report, make_test, replay_facts
 
 pytest_plugins = ["browser"]  # the browser fixture
 
@@ -83,6 +83,31 @@ def test_report_strings_stay_text_and_secrets_are_redacted(browser, page_file: P
     assert page.title() == "attest report"
     assert HOSTILE_ID in page.locator("#tests").inner_text()
     assert SECRET not in page_file.read_text(encoding="utf-8")
+
+
+def test_the_tests_that_ran_with_faults_are_shown_with_each_fault_and_the_request_it_met(
+    browser, tmp_path: Path
+):
+    recovered = make_test("tests/test_refund.py::test_recovers", replay=replay_facts(2, faults=FAULTS))
+    report = tmp_path / "attest-report.json"
+    plain = make_test("tests/test_refund.py::test_refund", replay=replay_facts(1))
+    report.write_text(json.dumps(make_report([recovered, plain])), encoding="utf-8")
+    out = tmp_path / "attest-report.html"
+    done = run_cli(["report", "html", "--report", str(report), "-o", str(out)], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page, errors, _ = open_page(browser, out)
+    assert errors == []
+    assert page.locator(".line").inner_text().endswith(" · 2 faults injected")
+    headings = ["Tests run with faults (1)", "Tests (2)", "Fixtures (1)"]
+    assert page.locator("main h2").all_inner_texts() == headings
+    assert "Tests run with faults (1)" in page.locator("nav").inner_text()
+    assert page.locator("#faults tbody tr").count() == 1
+    assert page.locator("#faults td").all_inner_texts() == [
+        "tests/test_refund.py:10",
+        "tests/test_refund.py::test_recovers",
+        "passed",
+        "status=429,retry-after=1 (request 1), every:pace=20 (request 3)",
+    ]
 
 
 def test_readable_at_400_px_wide(browser, page_file: Path):

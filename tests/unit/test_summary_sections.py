@@ -90,6 +90,7 @@ def test_the_json_keeps_its_key_order() -> None:
         "outcomes",
         "replay",
         "egress",
+        "faults",
         "misses",
         "failures",
         "not_evaluated",
@@ -112,9 +113,14 @@ def test_the_comment_names_which_tests_ran_with_which_faults_and_the_line_counts
     )
     view = View.of(report, None, [], run_secrets(), blob_links("o/r", "a" * 40))
     faults = summary.Faults(view)
-    assert faults.markdown().head == [
-        f"- Faults: {MISSED}: status=429,retry-after=1 (request 1), every:pace=20 (request 3)"
-    ]
+    words = "status=429,retry-after=1 (request 1), every:pace=20 (request 3)"
+    assert faults.markdown().head == [f"- Faults: {MISSED}: {words}"]
+    # the same words, as data, are what `--format json` and the HTML page show
+    assert faults.json() == {
+        "faults": [
+            {"id": MISSED, "file": "tests/test_refund.py", "line": 10, "outcome": "passed", "text": words}
+        ]
+    }
     assert report["summary"]["replay"]["faults"] == 2
     assert report_summary_line(report).endswith(" · 2 faults injected")
 

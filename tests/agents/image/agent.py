@@ -8,6 +8,7 @@ the model again with the result. Its arguments pick a behaviour for the tests:
   --ask-again     ask the model a third time
   --reach-out     first try to open a connection to an outside address; exit 5 if it succeeds
   --show-env      print the environment it got, one NAME=VALUE a line
+  --retry         ask the model once more when it answers 429 or 5xx, saying so
 """
 
 import argparse
@@ -15,12 +16,23 @@ import json
 import os
 import socket
 import sys
+import urllib.error
 import urllib.request
 
 SYSTEM = "You are a refunds assistant. Answer in one sentence."
 
 
-def post_chat(messages):
+def post_chat(messages, retry=False):
+    try:
+        return _post_chat(messages)
+    except urllib.error.HTTPError as exc:
+        if not retry or (exc.code != 429 and exc.code < 500):
+            raise
+        print(f"model answered {exc.code}; asking again")
+        return _post_chat(messages)
+
+
+def _post_chat(messages):
     body = json.dumps({"model": "gpt-4o-mini", "messages": messages}).encode()
     request = urllib.request.Request(
         os.environ["OPENAI_BASE_URL"] + "/chat/completions",
@@ -52,7 +64,7 @@ def reach_out():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompt", default="Can order 17 be refunded?")
-    for flag in ("--crash", "--extra-tool", "--ask-again", "--reach-out", "--show-env"):
+    for flag in ("--crash", "--extra-tool", "--ask-again", "--reach-out", "--show-env", "--retry"):
         parser.add_argument(flag, action="store_true")
     args = parser.parse_args()
     if args.show_env:
@@ -61,12 +73,12 @@ def main():
     if args.reach_out:
         reach_out()
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": args.prompt}]
-    plan = post_chat(messages)
+    plan = post_chat(messages, args.retry)
     order = get_order(17)
     if args.extra_tool:
         get_order(99)
     messages += [{"role": "assistant", "content": plan}, {"role": "user", "content": json.dumps(order)}]
-    print(post_chat(messages))
+    print(post_chat(messages, args.retry))
     if args.ask_again:
         print(post_chat([*messages, {"role": "user", "content": "Are you sure?"}]))
     if args.crash:

@@ -62,6 +62,11 @@ def miss_of(test: Test | Mapping[str, Any]) -> model.ReplayMiss | Mapping[str, A
     return replay_of(test).get("miss") or {}
 
 
+def fault_words(fault: model.ReplayFaultList | Mapping[str, Any]) -> str:
+    """One injected fault as the comment, the HTML page and JUnit name it: its SPEC and the request it met."""
+    return f"{fault['fault']} (request {fault['call']})"
+
+
 class ReportError(AttestError):
     """A report is missing, malformed, of another version, or fails validation."""
 

@@ -1,10 +1,11 @@
 """`attest report html`: one self-contained page a reviewer opens from disk or from the run's artifacts.
 
-It shows what the comment shows (the summary line, misses with their component, failures, the policy
-verdict, what re-recorded fixtures changed) plus every test with its duration and verdict and each
-fixture's calls in order. The facts come from the same view as the comment (`report.summary.facts`), so the
-page never says something the comment does not, and failure text is redacted there. It loads nothing:
-no script, font or style from the network, so it works offline and no report string can fetch one.
+It shows what the comment shows (the summary line, misses with their component, failures, which tests
+ran with which injected faults, the policy verdict, what re-recorded fixtures changed) plus every test
+with its duration and verdict and each fixture's calls in order. The facts come from the same view as
+the comment (`report.summary.facts`), so the page never says something the comment does not, and
+failure text is redacted there. It loads nothing: no script, font or style from the network, so it
+works offline and no report string can fetch one.
 Every string from the report or a fixture is HTML-escaped.
 """
 
@@ -54,6 +55,7 @@ def render_html(
         _misses(view),
         _failures(view),
         _not_evaluated(view),
+        _faults(view),
         _tests(report),
         _policy(view),
         _changes(view),
@@ -167,6 +169,24 @@ def _not_evaluated(view: dict[str, Any]) -> tuple[str, str, str] | None:
         f"Not evaluated ({len(rows)})",
         _table("Not evaluated", ["Where", "Test", "Reason"], rows),
     )
+
+
+def _faults(view: dict[str, Any]) -> tuple[str, str, str] | None:
+    """Which tests ran with which injected faults, as the comment's Faults line: a pass here is the
+    agent's recovery."""
+    rows = [
+        [
+            _where(t["file"], t["line"]),
+            f"<code>{escape(t['id'])}</code>",
+            f'<span class="{escape(t["outcome"])}">{escape(t["outcome"].replace("_", " "))}</span>',
+            f"<code>{escape(t['text'])}</code>",
+        ]
+        for t in view["faults"]
+    ]
+    if not rows:
+        return None
+    header = ["Where", "Test", "Verdict", "Faults (the request each met)"]
+    return "faults", f"Tests run with faults ({len(rows)})", _table("Tests run with faults", header, rows)
 
 
 def _tests(report: Report) -> tuple[str, str, str] | None:

@@ -2,21 +2,26 @@
 
 Replay facts travel as `<properties>` of each `<testcase>`: `attest.replayed`, `attest.live`,
 `attest.misses`, `attest.miss` (the miss message), `attest.fixtures` (comma-separated paths, or a JSON
-array), and, when attest wrote the file, `attest.id`, `attest.outcome`, `attest.mode`, `attest.reason`,
+array), `attest.faults` (faults injected) with one `attest.fault` per fault (`SPEC (request N)`, as the
+comment names it, so a CI system that shows properties shows which faults a test ran with), and, when
+attest wrote the file, `attest.id`, `attest.outcome`, `attest.mode`, `attest.reason`,
 `attest.live_cost_usd`, `attest.unpriced` and `attest.miss.*`, so that a report survives a round trip.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 import junitparser
 from junitparser import xunit2
 
+from ..errors import UsageError
 from ..fixtures.document import atomic_write
 from ..replay.diagnose import MissKind
+from ..replay.faults import parse_fault
 from ..replay.modes import Mode, spelled
 from .build import (
     OUTCOMES,
@@ -26,11 +31,12 @@ from .build import (
     Test,
     add_unattributed,
     default_environment,
+    fault_words,
     redact_tests,
     summarize,
     validate_report,
 )
-from .model import Replay, ReplayMiss, ReplayMissComponent, ReplayMode, TestOutcome
+from .model import Replay, ReplayFaultList, ReplayMiss, ReplayMissComponent, ReplayMode, TestOutcome
 
 SUITE_NAME = "attest"
 # A JUnit failure message is kept to this many characters in the report, cut once redacted.
@@ -47,6 +53,8 @@ MISS_COMPONENTS = {
     "more model calls than": MissKind.OVERFLOW,
     "extra identical call": MissKind.DUPLICATE,
 }
+# `attest.fault`'s value: the words `build.fault_words` writes, read back.
+FAULT_WORDS = re.compile(r"(?P<fault>.+) \(request (?P<call>[1-9][0-9]*)\)")
 # A JUnit file from another runner says nothing about isolation: assume none.
 UNKNOWN_EGRESS = {"mode": "off", "isolation_verified": False, "probe": None, "strategy": None}
 RUN_PROPERTIES: tuple[Literal["replay", "egress", "environment", "usage", "duration"], ...] = (
@@ -157,7 +165,8 @@ def _test(case: _ReadCase, suite_name: str, path: Path) -> Test:
     }
     if reason is not None:
         test["reason"] = reason
-    replay = _replay(props, test_id, path)
+    faults = [p.value or "" for p in case.properties() if p.name == "attest.fault"]
+    replay = _replay(props, faults, test_id, path)
     if replay is not None:
         test["replay"] = replay
     return test
@@ -246,7 +255,7 @@ def _int_property(props: dict[str, str], name: str, test_id: str, path: Path) ->
 _COUNTED = ("replayed", "live", "misses")  # the counts every replaying testcase carries
 
 
-def _replay(props: dict[str, str], test_id: str, path: Path) -> Replay | None:
+def _replay(props: dict[str, str], faults: list[str], test_id: str, path: Path) -> Replay | None:
     if not any(name.startswith("attest.") and name not in _NON_REPLAY for name in props):
         return None
     fixtures, mode = _fixtures(props.get("attest.fixtures", "")), props.get("attest.mode") or "strict"
@@ -266,7 +275,24 @@ def _replay(props: dict[str, str], test_id: str, path: Path) -> Replay | None:
         replay["live_cost_usd"] = _cost(props["attest.live_cost_usd"], test_id, path)
     if props.get("attest.miss"):
         replay["miss"] = _miss(props, test_id, path)
+    if "attest.faults" in props or faults:
+        replay["faults"] = _int_property(props, "attest.faults", test_id, path) or len(faults)
+        replay["fault_list"] = [_fault(words, test_id, path) for words in faults]
     return replay
+
+
+def _fault(words: str, test_id: str, path: Path) -> ReplayFaultList:
+    """One `attest.fault` property, `SPEC (request N)`, as report-v2's fault: its kind is its SPEC's."""
+    found = FAULT_WORDS.fullmatch(words)
+    if not found:
+        raise ReportError(
+            f"testcase {test_id}: property attest.fault = {words!r} is not SPEC (request N)", path
+        )
+    try:
+        kind = parse_fault(found["fault"]).kind
+    except UsageError as exc:
+        raise ReportError(f"testcase {test_id}: property attest.fault: {exc}", path) from None
+    return {"call": int(found["call"]), "fault": found["fault"], "kind": kind}
 
 
 _NON_REPLAY = frozenset({"attest.id", "attest.outcome", "attest.reason"})
@@ -374,6 +400,9 @@ def _properties(test: Test) -> list[tuple[str, str]]:
     props += [("attest.fixtures", joined), ("attest.mode", replay["mode"])]
     props += [(f"attest.{key}", str(replay[key])) for key in ("replayed", "live", "misses")]
     props += [(f"attest.{key}", repr(replay[key])) for key in ("live_cost_usd", "unpriced") if key in replay]
+    if "faults" in replay:
+        props.append(("attest.faults", str(replay["faults"])))
+    props += [("attest.fault", fault_words(f)) for f in replay.get("fault_list") or []]
     miss = replay.get("miss")
     if miss:
         props += [("attest.miss", miss["message"]), ("attest.miss.component", miss["component"])]

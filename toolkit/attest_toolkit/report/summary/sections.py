@@ -15,7 +15,7 @@ from ...fixtures.document import name_of
 from ...fixtures.sequence import Marked, label, mermaid, missed_at
 from ...progress import counted
 from ...replay.repeat import base_id
-from ..build import FAILED_OUTCOMES, OUTCOMES, Report, Test, miss_of, replay_of
+from ..build import FAILED_OUTCOMES, OUTCOMES, Report, Test, fault_words, miss_of, replay_of
 from .cells import BLOCK_CHARS, cell, code, columns, fence, flat, limit_words, tests_cell, where
 from .line import LINE_PREFIX, report_summary_line
 from .verdict import blocking_rules, verdict_rows
@@ -202,13 +202,17 @@ class Faults(Labelled):
     label = "Faults"
 
     def lines(self) -> list[str]:
-        lines = []
-        for test in self.report["tests"]:
-            injected = replay_of(test).get("fault_list") or []
-            if injected:
-                specs = ", ".join(f"{f['fault']} (request {f['call']})" for f in injected)
-                lines.append(f"{test['id']}: {specs}")
-        return lines
+        return [f"{test['id']}: {_faults_words(test)}" for test in self._faulted()]
+
+    def json(self) -> dict[str, Any]:
+        return {"faults": [_test_json(test, _faults_words(test)) for test in self._faulted()]}
+
+    def _faulted(self) -> list[Test]:
+        return [test for test in self.report["tests"] if replay_of(test).get("fault_list")]
+
+
+def _faults_words(test: Test) -> str:
+    return ", ".join(fault_words(f) for f in replay_of(test).get("fault_list") or [])
 
 
 class Verdict(Section):
