@@ -11,12 +11,17 @@ and reproduces:
 - Notes API on merge requests (https://docs.gitlab.com/api/notes/#merge-requests):
   `GET /projects/:id/merge_requests/:iid/notes` with `sort` (asc or desc, default desc) and
   `order_by` (created_at or updated_at); `POST` of `{"body"}` creates (201, the note with its
-  `author`); `PUT .../notes/:note_id` updates (200). A project is found by its numeric id or its
-  URL-encoded path; an unknown project or merge request is a 404 `{"message": "404 Project Not
-  Found"}` (or "404 Merge Request Not Found", "404 Note Not Found"). A note over 1,000,000
-  characters is a 400 "Note is too long" (the notes API's documented body limit). Editing a note of
-  another user is a 403 unless the token's user is a Maintainer of the project (GitLab lets a
-  Maintainer edit anyone's note, so telling ours from theirs is the publisher's job).
+  `author`); `PUT .../notes/:note_id` updates (200); `DELETE .../notes/:note_id` deletes (204 No
+  Content, https://docs.gitlab.com/api/notes/#delete-a-merge-request-note). A project is found by
+  its numeric id or its URL-encoded path; an unknown project or merge request is a 404
+  `{"message": "404 Project Not Found"}` (or "404 Merge Request Not Found", and "404 Note Not
+  Found" for a note id it does not know). A note over 1,000,000 characters is a 400 "Note is too
+  long" (the notes API's documented body limit). Editing or deleting a note of another user is a
+  403 unless the token's user is a Maintainer of the project (GitLab lets a Maintainer edit and
+  delete anyone's note, so telling ours from theirs is the publisher's job).
+- Other clients: `race_next_create` posts another note just before the next one is created, as a
+  pipeline racing this one would; `before_next` runs a change just before the next request of a
+  method is answered (a racing pipeline deleting a note first).
 - REST pagination (https://docs.gitlab.com/api/rest/#pagination): `page` and `per_page` (default
   20, at most 100); the headers `x-page`, `x-per-page`, `x-next-page` (empty on the last page),
   `x-prev-page`, `x-total` and `x-total-pages`, and a `Link` header with rel="prev"/"next"/
@@ -36,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +74,8 @@ class State:
     omit_total: bool = False
     link_only: bool = False
     link_origin: str = ""  # another origin for the Link header's URLs (none: the fake's own)
+    races: list[tuple[str, int]] = field(default_factory=list)  # (body, user id) posted before a create
+    before: list[tuple[str, Callable[[], None]]] = field(default_factory=list)  # (method, what happens)
     next_id: int = 500
     tick: int = 0
 
@@ -112,6 +120,14 @@ class FakeGitLab:
     ) -> dict[str, Any]:
         with self.lock:
             return self._new_note(project_id, iid, body, user_id, system)
+
+    def race_next_create(self, body: str, user_id: int) -> None:
+        """The next note created has, just before it, this one: another pipeline's, or someone's."""
+        self.state.races.append((body, user_id))
+
+    def before_next(self, method: str, happening: Callable[[], None]) -> None:
+        """`happening` runs just before the next `method` request is answered: another client's change."""
+        self.state.before.append((method, happening))
 
     def rate_limit(self, count: int, retry_after: int | None, reset: int) -> None:
         """The next `count` requests are a 429 with these headers (`retry_after` None: no Retry-After)."""
@@ -172,6 +188,7 @@ _ROUTES = [
         ("GET", r"^/projects/([^/]+)/merge_requests/(\d+)/notes$", "list_notes"),
         ("POST", r"^/projects/([^/]+)/merge_requests/(\d+)/notes$", "create_note"),
         ("PUT", r"^/projects/([^/]+)/merge_requests/(\d+)/notes/(\d+)$", "update_note"),
+        ("DELETE", r"^/projects/([^/]+)/merge_requests/(\d+)/notes/(\d+)$", "delete_note"),
     )
 ]
 
@@ -191,6 +208,9 @@ def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 
         def do_PUT(self) -> None:
             self._serve("PUT")
+
+        def do_DELETE(self) -> None:
+            self._serve("DELETE")
 
         def _serve(self, method: str) -> None:
             # The raw path: a project path's %2F must stay one segment.
@@ -214,6 +234,10 @@ def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, method: str, path: str, query: dict[str, str], body: Any) -> None:
             state = fake.state
+            ready = [b for b in state.before if b[0] == method][:1]
+            for hook in ready:
+                state.before.remove(hook)
+                hook[1]()
             if state.faults:
                 status, headers, text = state.faults.pop(0)
                 raise _Reply(status, text, headers)
@@ -294,15 +318,29 @@ def _handler(fake: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 
         def create_note(self, ref: str, iid: str, body: Any, **_: Any) -> None:
             pid, _ = self._notes(ref, iid)
-            raise _Reply(201, fake._new_note(pid, int(iid), self._body(body), self.user))
+            text = self._body(body)
+            while fake.state.races:
+                race, user = fake.state.races.pop(0)
+                fake._new_note(pid, int(iid), race, user)
+            raise _Reply(201, fake._new_note(pid, int(iid), text, self.user))
 
-        def update_note(self, ref: str, iid: str, note_id: str, body: Any, **_: Any) -> None:
+        def _note(self, ref: str, iid: str, note_id: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+            """The note the token's user may change: its author's, or anyone's for a Maintainer."""
             pid, notes = self._notes(ref, iid)
             note = next((n for n in notes if n["id"] == int(note_id)), None)
             if note is None:
                 raise _Reply(404, {"message": "404 Note Not Found"})
             if note["author"]["id"] != self.user and (pid, self.user) not in fake.state.maintainers:
                 raise _Reply(403, {"message": "403 Forbidden"})
+            return notes, note
+
+        def delete_note(self, ref: str, iid: str, note_id: str, **_: Any) -> None:
+            notes, note = self._note(ref, iid, note_id)
+            notes.remove(note)
+            raise _Reply(204)
+
+        def update_note(self, ref: str, iid: str, note_id: str, body: Any, **_: Any) -> None:
+            _, note = self._note(ref, iid, note_id)
             note["body"] = self._body(body)
             fake.state.tick += 1
             note["updated_at"] = (_EPOCH + timedelta(seconds=fake.state.tick)).strftime(

@@ -143,7 +143,7 @@ def test_a_note_of_another_user_with_the_marker_is_never_edited(job: Job) -> Non
     planted = job.gl.add_note(PROJECT, IID, f"All checks passed, merge away\n{MARKER}\n", OTHER)
     job.publish(job.report([row(1)]))
     assert job.gl.notes(PROJECT, IID)[0] == planted
-    assert not [r for r in job.gl.requests("PUT")]
+    assert not [r for r in job.gl.requests() if r.method in ("PUT", "DELETE")]
     assert "test_1" in job.note()
 
 
@@ -161,6 +161,63 @@ def test_system_notes_and_quotes_of_the_marker_are_not_ours(job: Job) -> None:
     assert [r.method for r in job.gl.requests() if r.method != "GET"] == ["POST"]
 
 
+# --- duplicates from racing pipelines ---------------------------------------------------------------
+
+
+def test_our_duplicates_are_deleted_keeping_the_oldest_and_never_anyone_elses(job: Job) -> None:
+    # Relies on: DELETE .../notes/:note_id is a 204, and a Maintainer may delete anyone's note.
+    job.gl.maintainer(PROJECT, BOT)
+    oldest = job.gl.add_note(PROJECT, IID, f"summary A\n{MARKER}\n", BOT)
+    theirs = job.gl.add_note(PROJECT, IID, f"summary of mallory\n{MARKER}\n", OTHER)
+    newer = job.gl.add_note(PROJECT, IID, f"summary B\n{MARKER}\n", BOT)
+    quote = job.gl.add_note(PROJECT, IID, f"> {MARKER}\n> quoted by a reviewer", BOT)
+    log = job.publish(job.report([row(1)]))
+    deletes = [r.path for r in job.gl.requests("DELETE")]
+    assert deletes == [f"/projects/{PROJECT}/merge_requests/{IID}/notes/{newer['id']}"]
+    kept, *others = job.gl.notes(PROJECT, IID)
+    assert kept["id"] == oldest["id"] and "test_1" in kept["body"]
+    assert others == [theirs, quote]
+    url = f"https://gitlab.example/{PATH}/-/merge_requests/{IID}#note_{oldest['id']}"
+    assert f"attest: note updated: {url} (1 duplicate(s) removed)" in log
+
+
+def test_a_note_created_while_another_pipeline_creates_one_leaves_only_the_oldest(job: Job) -> None:
+    # Both pipelines found no note and both post one: each keeps the oldest and deletes the other.
+    job.gl.race_next_create(f"the other pipeline's summary\n{MARKER}\n", BOT)
+    log = job.publish(job.report([row(1)]))
+    [note] = job.gl.notes(PROJECT, IID)
+    assert note["body"].startswith("attest replay: 2 replayed") and "test_1" in note["body"]
+    assert [r.method for r in job.gl.requests() if r.method != "GET"] == ["POST", "DELETE", "PUT"]
+    assert f"#note_{note['id']} (1 duplicate(s) removed)" in log
+    assert job.outputs()["ATTEST_COMMENT_URL"].endswith(f"#note_{note['id']}")
+
+
+def test_a_racing_note_by_someone_else_is_not_deleted(job: Job) -> None:
+    # Just before ours is created, another user posts a note that looks like a summary: keeping the
+    # oldest must not keep theirs and delete ours, even with a Maintainer's token.
+    job.gl.maintainer(PROJECT, BOT)
+    forged = f"forged summary\n{MARKER}\n"
+    job.gl.race_next_create(forged, OTHER)
+    log = job.publish(job.report([row(1)]))
+    notes = job.gl.notes(PROJECT, IID)
+    assert [(n["author"]["id"], n["body"] == forged) for n in notes] == [(OTHER, True), (BOT, False)]
+    assert not job.gl.requests("DELETE") and not job.gl.requests("PUT")
+    assert (
+        f"attest: note created: https://gitlab.example/{PATH}/-/merge_requests/{IID}#note_{notes[1]['id']}"
+        in log
+    )
+
+
+def test_a_duplicate_the_racing_pipeline_deleted_first_is_no_failure(job: Job) -> None:
+    job.gl.add_note(PROJECT, IID, f"summary A\n{MARKER}\n", BOT)
+    newer = job.gl.add_note(PROJECT, IID, f"summary B\n{MARKER}\n", BOT)
+    job.gl.before_next("DELETE", lambda: job.gl.state.notes[(PROJECT, IID)].remove(newer))
+    log = job.publish(job.report([row(1)]))
+    assert [r.status for r in job.gl.requests("DELETE")] == [404]
+    assert "WARNING" not in log and "duplicate" not in log
+    assert "attest: note updated" in log and "test_1" in job.note()
+
+
 @pytest.mark.parametrize("headers", ["x-next-page", "x-next-page without x-total", "Link only"])
 def test_the_note_is_found_on_page_three(job: Job, headers: str) -> None:
     job.gl.state.omit_total = headers == "x-next-page without x-total"
@@ -171,7 +228,7 @@ def test_the_note_is_found_on_page_three(job: Job, headers: str) -> None:
     job.publish(job.report([row(1), row(2)]))
     assert [r.method for r in job.gl.requests() if r.method != "GET"] == ["POST", "PUT"]
     pages = [r.query.get("page", "1") for r in job.gl.requests("GET") if r.path.endswith("/notes")]
-    assert pages == ["1", "2", "3"] * 2
+    assert pages == ["1", "2", "3"] * 3  # listed again after creating: a racing pipeline's note
 
 
 def test_a_429_waits_as_retry_after_says_then_succeeds(job: Job) -> None:
@@ -378,7 +435,7 @@ def test_the_token_never_follows_a_link_to_another_host(job: Job) -> None:
     log = job.publish(job.report([row(1)]))
     assert "WARNING" not in log
     pages = [r.query.get("page", "1") for r in job.gl.requests("GET") if r.path.endswith("/notes")]
-    assert pages == ["1"]
+    assert pages == ["1", "1"]  # both listings (before and after creating) stop at their first page
 
 
 def test_a_dotenv_value_is_one_line_cut_to_fit_gitlabs_5_kb(tmp_path: Path) -> None:
@@ -409,3 +466,19 @@ def test_the_fake_lets_a_maintainer_edit_anyones_note_and_no_one_else(gl: FakeGi
     assert requests.put(url, json={"body": "ours"}, headers=headers, timeout=10).status_code == 200
     assert requests.put(url, json={"body": "x"}, timeout=10).status_code == 401
     assert requests.put(url, json={"body": "x" * 1_000_001}, headers=headers, timeout=10).status_code == 400
+
+
+def test_the_fake_deletes_a_note_as_gitlab_documents(gl: FakeGitLab) -> None:
+    # The contract the duplicate clean-up stands on: 204; 403 for another user's note unless the
+    # token's user is a Maintainer; 404 for a note it does not know.
+    ours, theirs = gl.add_note(PROJECT, IID, "ours", BOT), gl.add_note(PROJECT, IID, "theirs", OTHER)
+    notes = f"{gl.api_url}/projects/{PROJECT}/merge_requests/{IID}/notes"
+    headers = {"PRIVATE-TOKEN": TOKEN}
+    assert requests.delete(f"{notes}/{theirs['id']}", headers=headers, timeout=10).status_code == 403
+    assert requests.delete(f"{notes}/{ours['id']}", timeout=10).status_code == 401
+    done = requests.delete(f"{notes}/{ours['id']}", headers=headers, timeout=10)
+    assert (done.status_code, done.content) == (204, b"")
+    assert requests.delete(f"{notes}/{ours['id']}", headers=headers, timeout=10).status_code == 404
+    gl.maintainer(PROJECT, BOT)
+    assert requests.delete(f"{notes}/{theirs['id']}", headers=headers, timeout=10).status_code == 204
+    assert gl.notes(PROJECT, IID) == []

@@ -3,14 +3,17 @@
 Every key the template uses was checked against GitLab's CI schema
 (`app/assets/javascripts/editor/schema/ci.json` in gitlab-org/gitlab: `stages`, and in `job_template`
 `stage`, `image`, `rules[].if`, `variables` (jobVariables: strings), `before_script`, `script`,
-`allow_failure.exit_codes` (an array of unique integers), `artifacts.when`, `artifacts.paths` and
-`artifacts.reports.junit` / `codequality` / `dotenv`). Tests cannot reach the network and that schema
+`allow_failure.exit_codes` (an array of unique integers), `artifacts.when`, `artifacts.paths`,
+`artifacts.expose_as` and `artifacts.reports.junit` / `codequality` / `dotenv`), and `expose_as`
+against GitLab's own check of it (`lib/gitlab/ci/config/entry/artifacts.rb`: letters, digits, `-`,
+`_` and spaces, at most 100; paths without `*`). Tests cannot reach the network and that schema
 is GitLab's file, not ours to copy, so this test checks on a YAML load the structure the gate depends
 on, key by key.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -63,7 +66,7 @@ def test_the_job_gates_with_the_network_off_and_publishes_what_gitlab_shows(tmp_
     script = job["script"]
     assert all(isinstance(line, str) for line in [*job["before_script"], *script])
     steps = [line.split()[2] for line in script if line.startswith("attest ci ")]
-    assert steps == ["select", "run", "policy", "publish", "gate"]
+    assert steps == ["select", "run", "policy", "html", "publish", "gate"]
     assert "exec attest ci gate" in "\n".join(script)  # nothing ran: the gate ends the job at once
     reports = job["artifacts"]["reports"]
     assert f"--output {reports['junit']}" in "\n".join(script)
@@ -74,6 +77,30 @@ def test_the_job_gates_with_the_network_off_and_publishes_what_gitlab_shows(tmp_
     assert job["artifacts"]["when"] == "always"
     # 0 pass, 1 blocked, 3 error fail the job; 2 (not evaluated) is an allowed failure.
     assert job["allow_failure"] == {"exit_codes": [2]}
+
+
+def test_the_html_page_is_exposed_in_the_merge_request_by_the_path_gitlab_requires() -> None:
+    # expose_as shows nothing for a path with a variable or a leading ./, and refuses a `*`.
+    _, job = job_of_template()
+    artifacts = job["artifacts"]
+    assert re.fullmatch(r"\w[-\w ]*", artifacts["expose_as"]) and len(artifacts["expose_as"]) <= 100
+    page = job["variables"]["ATTEST_CI_PAGE"]
+    assert page in artifacts["paths"]
+    assert not [p for p in artifacts["paths"] if "$" in p or "*" in p or p.startswith("./")]
+    assert '"$CI_JOB_URL/artifacts/file/$attest_page"' in "\n".join(job["script"])
+
+
+def test_the_store_is_pulled_before_the_set_up_which_never_gets_its_keys() -> None:
+    _, job = job_of_template()
+    setup = job["before_script"]
+    [pull] = [i for i, line in enumerate(setup) if "attest ci pull" in line]
+    [unset] = [i for i, line in enumerate(setup) if line.startswith("unset ")]
+    [requirements] = [i for i, line in enumerate(setup) if "requirements.txt" in line]
+    assert pull < unset < requirements
+    assert setup[unset].split()[1:3] == ["OBJECT_STORE_ACCESS_KEY", "OBJECT_STORE_SECRET_KEY"]
+    assert 'ATTEST_CI_HEAD_REPO="${CI_MERGE_REQUEST_SOURCE_PROJECT_PATH:-}"' in setup[pull]
+    assert 'ATTEST_CI_BASE_REPO="${CI_MERGE_REQUEST_PROJECT_PATH:-}"' in setup[pull]
+    assert job["variables"]["ATTEST_FIXTURES_STORE"] == ""  # off until the project asks for it
 
 
 def test_the_template_says_how_the_network_is_kept_off_where_unshare_is_refused() -> None:

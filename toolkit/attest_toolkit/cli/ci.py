@@ -224,7 +224,8 @@ def html_command(
     fixtures_dir: DirOpt = DEFAULT_DIR,
 ) -> None:
     """Write the report as one HTML page: output page. A page that cannot be written is a warning (exit 0)."""
-    inputs = PageInputs(report, page, None, base_commit(base), fixtures_dir, verdict, judge=False)
+    since = base_commit(base or default_base(os.environ))  # the note's base: the page shows what it shows
+    inputs = PageInputs(report, page, None, since, fixtures_dir, verdict, judge=False)
     _as_step(lambda step: page_step(inputs, step))
 
 

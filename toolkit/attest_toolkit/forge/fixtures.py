@@ -15,8 +15,9 @@ from ..fixtures.remote.client import config_from_env
 from .step import Step, StepFailed, flag
 
 NO_STORE = (
-    "fixtures-store s3 needs OBJECT_STORE_ADDR in the step's env and the inputs object-store-access-key"
-    " and object-store-secret-key (from secrets)"
+    "pulling the pinned fixtures needs OBJECT_STORE_ADDR and the keys OBJECT_STORE_ACCESS_KEY and"
+    " OBJECT_STORE_SECRET_KEY (on GitHub Actions: OBJECT_STORE_ADDR in the step's env, the keys as the"
+    " inputs object-store-access-key and object-store-secret-key, from secrets)"
 )
 FORK = "fixtures not available to forks: the object store's secrets are not given to this pull request"
 

@@ -79,7 +79,10 @@ class Client:
     def close(self) -> None:
         self.session.close()
 
-    def request(self, what: str, method: str, path: str, **kwargs: Any) -> requests.Response:
+    def request(
+        self, what: str, method: str, path: str, *, allow: tuple[int, ...] = (), **kwargs: Any
+    ) -> requests.Response:
+        """The response; a refusal is GitLabError unless its status is in `allow`."""
         url = path if path.startswith(self.api_url + "/") else f"{self.api_url}{path}"
         for attempt in range(1, self.retry.attempts + 1):
             try:
@@ -94,7 +97,7 @@ class Client:
             if attempt == self.retry.attempts:
                 break
             self._wait(what, self._wait_for(response, attempt))
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.status_code not in allow:
             hint = HINTS.get(response.status_code) or _message(response) or response.reason
             raise GitLabError(f"{what}: GitLab answered {response.status_code}: {hint}")
         return response

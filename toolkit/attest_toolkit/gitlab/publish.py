@@ -143,5 +143,6 @@ def _told(note: NoteResult, env: Mapping[str, str]) -> str:
         print("attest: note not posted: nothing to tell a reviewer (comment: on-change)", flush=True)
         return ""
     url = Pipeline.of(env).note_url(note.note_id)
-    print(f"attest: note {note.action}: {url}", flush=True)
+    extra = f" ({note.deleted} duplicate(s) removed)" if note.deleted else ""
+    print(f"attest: note {note.action}: {url}{extra}", flush=True)
     return url
