@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-INPUTS = REPO / "toolkit" / "attest_toolkit" / "forge" / "inputs.py"
+INPUTS = REPO / "toolkit" / "attest_toolkit" / "github" / "inputs.py"
 # The action's defaults, as its step passes them.
 DEFAULTS = {
     "MODE": "strict",

@@ -1,4 +1,4 @@
-"""The action's install step, `forge/install_gate.sh`, run as that step runs it: the gate's virtualenv, the
+"""The action's install step, `github/install_gate.sh`, run as that step runs it: the gate's virtualenv, the
 digest of its files and the shell code every later step evaluates, which refuses a gate changed since.
 
 `tests/system/test_action.py` runs it through the action (and a gate changed by the tests); here it runs
@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO
 from fake_runner import parse_outputs
 
-SCRIPT = REPO / "toolkit" / "attest_toolkit" / "forge" / "install_gate.sh"
+SCRIPT = REPO / "toolkit" / "attest_toolkit" / "github" / "install_gate.sh"
 
 
 def install(tmp_path: Path) -> dict[str, str]:

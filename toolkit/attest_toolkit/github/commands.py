@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import UsageError
-from ..forge.inputs import escape as escape_data  # written once: the input check runs it alone
+from .inputs import escape as escape_data  # written once: the input check runs it alone
 from .trim import STEP_SUMMARY_LIMIT, fit
 
 Level = Literal["error", "warning", "notice"]

@@ -1,6 +1,6 @@
 """The action's inputs, checked before anything is installed.
 
-The runner's `python3` runs this file by its path (`python3 -I .../forge/inputs.py`) before the toolkit
+The runner's `python3` runs this file by its path (`python3 -I .../github/inputs.py`) before the toolkit
 is installed, so it imports nothing from the package and nothing but the standard library. It reads
 the inputs from the step's environment; the first bad one is one `::error title=attest::` line and
 exit 3 (a usage error), its text escaped as GitHub's toolkit escapes workflow-command data, so an
