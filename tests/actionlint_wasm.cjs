@@ -5,9 +5,11 @@ const { createLinter } = require(require("node:path").resolve(process.argv[2], "
 const { readFileSync } = require("node:fs");
 
 (async () => {
-  const lint = await createLinter();
   let found = 0;
   for (const file of process.argv.slice(3)) {
+    // A linter of its own for each file: one WebAssembly instance fed file after file can trap
+    // ("unreachable") on input that lints cleanly alone.
+    const lint = await createLinter();
     for (const e of lint(readFileSync(file, "utf8"), file)) {
       console.log(`${e.file}:${e.line}:${e.column}: ${e.message} [${e.kind}]`);
       found += 1;
