@@ -142,3 +142,31 @@ def test_answers_keep_the_order_asked_when_a_call_names_a_session_not_open(fixtu
         link.send({**call("0" * 16, chat_request()), "pad": pad}, {**call(sid, chat_request()), "pad": pad})
         assert link.answer() == {"hit": None}
         assert link.answer()["hit"] is not None
+
+
+def test_a_runner_that_holds_the_hit_table_answers_itself_and_the_engine_takes_turns_with_it(
+    fixtures_dir: Path,
+) -> None:
+    """What the Vitest helper's worker does once it knows a call's key: it answers from the session's
+    hit table and says so in a line the engine does not answer (`took`); a call that reaches the engine
+    over HTTP meanwhile gets the next recording, and the worker is told (`taken`) before its answer."""
+    answers = [f"answer {n}" for n in range(3)]
+    path = write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response(a)) for a in answers])
+    with linked() as link:
+        opened = link.ask({"open": {"fixtures": [str(path)], "mode": "strict", "lane": {}}})
+        sid, base, table = opened["id"], opened["env"]["OPENAI_BASE_URL"], opened["table"]
+        assert table["keys"] == [table["keys"][0]] * 3 and len(table["heads"]) == 3
+        link.send({"took": [sid, 0, table["token"]]})
+        over_http = requests.post(base + "/chat/completions", json=chat_request(), timeout=30)
+        assert over_http.json()["choices"][0]["message"]["content"] == "answer 1"
+        assert link.answer() == {"taken": [sid, 1]}
+        summary = link.ask({"close": sid, "answered": 1})["summary"]
+        assert (summary["replayed"], summary["unused"], summary["misses"]) == (2, 1, 0)
+
+        again = link.ask(
+            {"open": {"fixtures": [str(path)], "mode": "strict", "lane": {"have": table["token"]}}}
+        )
+        assert again["table"] == {"token": table["token"]}  # the runner holds it: named, not sent again
+        link.send({"took": [again["id"], 0, "another load"]})  # a table of another load of the fixture
+        refused = link.ask({"close": again["id"], "answered": 1})
+        assert refused["error"].startswith("the replay engine counted 0 of the 1 calls")

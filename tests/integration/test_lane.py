@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ import httpx2
 import openai
 import pytest
 from attest_toolkit.credentials.scan import REDACTED
+from attest_toolkit.errors import AttestError
 from attest_toolkit.pytest_plugin import lane
 from attest_toolkit.pytest_plugin.client import EngineProcess
 from attest_toolkit.replay.lane import FD_VAR
@@ -146,24 +148,22 @@ def test_async_calls_at_once_share_the_lane_and_each_gets_its_own_answer(engine,
     assert engine.close_session(sid)["replayed"] == 8 and not engine.lane.closed
 
 
-def test_an_async_call_cancelled_while_it_waits_leaves_the_lane_in_step(engine, fixtures_dir):
-    """A task cancelled after its request left: its answer is dropped by the next call, which gets
-    its own (the cancelled call's recording was taken, as over HTTP a response nobody reads is)."""
+def test_an_async_call_cancelled_before_its_answer_takes_nothing(engine, fixtures_dir):
+    """A task cancelled before it is answered leaves its recording for the next call, as a request that
+    never left does over HTTP (a hit is answered with no wait: there is no answer left owed)."""
     exchanges = [exchange(chat_request(f"q{k}"), chat_response(f"a{k}")) for k in range(2)]
     sid, env = open_routed(engine, write_fixture(fixtures_dir, "t", exchanges))
 
-    async def cancelled_then_next() -> str:
+    async def cancelled_then_next() -> list[str]:
         client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key="x", max_retries=0)
         first = asyncio.ensure_future(client.chat.completions.create(**chat_request("q0")))
-        while engine.lane._owed == 0:  # its request is on the lane: cancel it before the answer is read
-            await asyncio.sleep(0)
         first.cancel()
         with pytest.raises(asyncio.CancelledError):
             await first
-        reply = await client.chat.completions.create(**chat_request("q1"))
-        return reply.choices[0].message.content or ""
+        replies = [await client.chat.completions.create(**chat_request(q)) for q in ("q0", "q1")]
+        return [reply.choices[0].message.content or "" for reply in replies]
 
-    assert asyncio.run(cancelled_then_next()) == "a1"
+    assert asyncio.run(cancelled_then_next()) == ["a0", "a1"]
     assert not engine.lane.closed
     assert engine.close_session(sid)["replayed"] == 2
 
@@ -357,3 +357,70 @@ def test_a_library_that_patches_httpx_too_keeps_its_patch_and_the_lane_comes_bac
     lane.unroute_all()
     assert httpx2.HTTPTransport.handle_request is real
     assert engine.close_session(sid)["replayed"] == 3
+
+
+SUBPROCESS_CALL = """
+import json, os, sys
+import openai
+client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key="x", max_retries=0)
+print(client.chat.completions.create(**json.loads(sys.argv[1])).choices[0].message.content)
+"""
+
+
+def test_a_recording_serves_once_in_order_whichever_process_asks(engine, fixtures_dir):
+    """The test's process answers its hits itself; a subprocess's call goes to the engine over HTTP.
+    Taking turns on one request, they get the recordings in order, none twice, and all are counted."""
+    answers = [f"answer {n}" for n in range(4)]
+    sid, env = open_routed(
+        engine,
+        write_fixture(fixtures_dir, "t", [exchange(chat_request(), chat_response(a)) for a in answers]),
+    )
+    client = openai_client(env)
+
+    def here() -> str | None:
+        return client.chat.completions.create(**chat_request()).choices[0].message.content
+
+    def there() -> str:
+        argv = [sys.executable, "-c", SUBPROCESS_CALL, json.dumps(chat_request())]
+        done = subprocess.run(argv, env={**clean_env(), **env}, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    assert [here(), there(), there(), here()] == answers
+    assert connections(client) == 0
+    summary = engine.close_session(sid)
+    assert (summary["replayed"], summary["unused"], summary["misses"]) == (4, 0, 0)
+
+
+def test_a_call_after_the_last_recording_is_diagnosed_by_the_engine_as_over_http(engine, fixture):
+    sid, env = open_routed(engine, fixture)
+    client = openai_client(env)
+    for _ in range(3):
+        client.chat.completions.create(**chat_request())
+    with pytest.raises(openai.BadRequestError, match="replay miss"):
+        client.chat.completions.create(**chat_request())
+    summary = engine.close_session(sid)
+    assert (summary["replayed"], summary["misses"]) == (3, 1)
+
+
+def test_a_fixture_the_runner_holds_is_named_not_sent_again(engine, fixture):
+    sid, env = open_routed(engine, fixture)
+    held = engine.lane.tables[str(fixture)]
+    engine.close_session(sid)
+    sid, env = open_routed(engine, fixture)
+    assert engine.lane.tables[str(fixture)] is held and engine.lane.held[sid].table is held
+    assert openai_client(env).chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    assert engine.close_session(sid)["replayed"] == 1
+
+
+def test_the_close_fails_on_one_line_when_the_engine_did_not_count_a_call_the_runner_answered(
+    engine, fixture
+):
+    """The engine checks at the close that it counted every hit the test's process answered: a hit
+    answered in process is never left uncounted (here the runner's note is lost on its way)."""
+    sid, env = open_routed(engine, fixture)
+    engine.lane._send = lambda line: None  # type: ignore[method-assign]  # the note never arrives
+    assert openai_client(env).chat.completions.create(**chat_request()).choices[0].message.content == "Hello!"
+    with pytest.raises(
+        AttestError, match=r"^the replay engine counted 0 of the 1 calls this test's process answered"
+    ):
+        engine.close_session(sid)

@@ -322,6 +322,31 @@ def test_engine_dies(attest_replay, request):
     assert "attest replay: 1 replayed · 0 live model calls · $0.00 · 1 failed" in result.outlines
 
 
+def test_an_engine_gone_after_a_hit_answered_in_process_fails_the_test_on_one_line(suite):
+    """The test's own client is answered in its process; the engine dies before the test closes, so
+    the hit could not be counted: the test fails on one line, and the next test gets a new engine."""
+    suite.makepyfile(
+        test_gone=f"""
+import agent
+
+def test_hit_then_engine_gone(attest_replay, request):
+    with attest_replay("hello"):
+        assert agent.ask("Say hello") == "Hello!"
+        engine = request.config.pluginmanager.get_plugin("attest-plugin").engines[None]
+        assert engine.lane.held  # answered in this process
+        engine.proc.kill()
+        engine.proc.wait()
+{HELLO_TEST}"""
+    )
+    result = suite.runpytest_subprocess("--attest-replay=strict")
+    result.assert_outcomes(failed=1, passed=1)
+    assert (
+        "the replay engine exited while serving this replay; the next test gets a new engine"
+        in result.outlines
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_the_report_holds_no_credential_from_ids_messages_or_skip_reasons(suite):
     key = "sk-proj-" + "Pl4g1nK3y" * 3
     suite.makepyfile(

@@ -154,3 +154,17 @@ def key_as_sent(sent: Sent, back: dict[str, str], secrets: Secrets) -> tuple[Req
     body = parse_body(content, sent.content_type)
     path, query = restore(sent.path, back), restore(sent.query, back)
     return request_key(sent.provider, sent.method, path, query, body, secrets), path
+
+
+KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
+KEY_CACHE_BODY = 256 * 1024  # bytes: a larger call's key is computed each time
+
+
+def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
+    """Keep a call's key for the next session that gets the same call, within bounds: small bodies
+    only (the cache holds the calls), the oldest forgotten first."""
+    if len(sent.raw) > KEY_CACHE_BODY:
+        return
+    if len(keys) >= KEY_CACHE_CALLS:
+        del keys[next(iter(keys))]
+    keys[sent] = key

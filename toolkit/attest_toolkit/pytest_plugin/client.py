@@ -73,15 +73,20 @@ class EngineProcess:
             raise self._died(doing)
         return reply
 
+    def _started(self) -> None:
+        """Read the ready line, once."""
+        if self.url:
+            return
+        ready = self._line("starting").get("ready", {})
+        self.url = ready.get("url", "")
+        if not self.url:
+            raise AttestError("the replay engine did not start (no ready line)", self._what)
+        if ready.get("lane") is not True:  # an engine that does not serve it would never read it
+            self.lane.close()
+
     def _call(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         with self._lock:
-            if not self.url:
-                ready = self._line("starting").get("ready", {})
-                self.url = ready.get("url", "")
-                if not self.url:
-                    raise AttestError("the replay engine did not start (no ready line)", self._what)
-                if ready.get("lane") is not True:  # an engine that does not serve it would never answer
-                    self.lane.close()
+            self._started()
             assert self.proc.stdin is not None
             try:
                 self.proc.stdin.write(json.dumps(request) + "\n")
@@ -114,16 +119,22 @@ class EngineProcess:
             spec["test"] = test
         if faults:
             spec["faults"] = list(faults)
-        if not self.lane.closed:
-            spec["lane"] = True
+        with self._lock:
+            self._started()  # whether the engine reads the lane
+        wanted = self.lane.wanted(spec["fixtures"])
+        if wanted is not None:
+            spec["lane"] = wanted
         reply = self._call({"open": spec}, "opening this replay")
-        if "served" in reply and not self.lane.closed:
-            self.lane.sessions[reply["id"]] = reply["served"]
+        if "table" in reply:
+            self.lane.hold(reply["id"], spec["fixtures"], reply["table"])
         return reply["id"], reply["env"]
 
     def close_session(self, sid: str) -> dict[str, Any]:
-        self.lane.sessions.pop(sid, None)
-        return self._call({"close": sid}, "serving this replay")["summary"]
+        request: dict[str, Any] = {"close": sid}
+        answered = self.lane.release(sid)
+        if answered is not None:  # the engine checks that it counted every one
+            request["answered"] = answered
+        return self._call(request, "serving this replay")["summary"]
 
     def stop(self) -> None:
         self.lane.close()

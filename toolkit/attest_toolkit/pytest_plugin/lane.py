@@ -1,9 +1,9 @@
-"""The test runner's own HTTP clients, answered over the engine's lane (see `replay.lane`).
+"""The test runner's own HTTP clients, their hits answered in this process (see `replay.lane`).
 
 The official SDKs send through httpx (openai: httpx2). While a runner has an engine, a request that
-httpx's default transport would send to that engine's address is first offered to the engine over the
-lane; a request to a provider host is shown to `bypass` (a call around a running replay is loud).
-A hit comes back as the response the transport would have built from the socket (same status,
+httpx's default transport would send to that engine's address is first looked up in the session's
+hit table; a request to a provider host is shown to `bypass` (a call around a running replay is loud).
+A hit is answered as the response the transport would have built from the socket (same status,
 reason, headers and body; a recorded stream's events in one chunk, as vcrpy hands them), and anything
 else goes out over HTTP as before. Requests to any other address are never touched, and transports a
 user supplies are not patched, so they use HTTP.
@@ -23,9 +23,10 @@ from types import ModuleType
 from typing import Any
 
 from ..guard.hosts import is_blocked_host
-from ..normalize.served import Sent, key_as_sent
+from ..normalize.served import Sent
 from ..providers import RECORDED, provider_of_host
 from ..replay import bypass
+from ..replay.hits import Frame
 from ..replay.lane import Lane, split_target
 from . import plain_http
 
@@ -114,8 +115,7 @@ def _patch(module: ModuleType) -> None:
         plain = _plain(module, request, answered)
         if plain is not None:
             return plain
-        asked = _asking(lane, request, request.read()) if lane is not None else None
-        found = lane.ask(*asked) if lane is not None and asked is not None else None
+        found = _answer(lane, request, request.read()) if lane is not None else None
         if found is not None:
             return _response(module, request, found)
         return bypass.send(module, request, lambda: sync(self, request))
@@ -136,8 +136,7 @@ def _patch(module: ModuleType) -> None:
         plain = _plain(module, request, answered)
         if plain is not None:
             return plain
-        asked = _asking(lane, request, await request.aread()) if lane is not None else None
-        found = await lane.ask_async(*asked) if lane is not None and asked is not None else None
+        found = _answer(lane, request, await request.aread()) if lane is not None else None
         if found is not None:
             return _response(module, request, found)
         return await bypass.send_async(module, request, lambda: async_(self, request))
@@ -214,26 +213,22 @@ def _lane_for(request: Any) -> Lane | None:
     return lane
 
 
-def _asking(lane: Lane, request: Any, body: bytes) -> tuple[str, str] | None:
-    """(session id, request key) to ask the lane for; None when the request is not one it can answer."""
+def _answer(lane: Lane, request: Any, body: bytes) -> Frame | None:
+    """The recording that answers `request` in this process (see `replay.lane`); None to send it."""
     where = split_target(request.url.raw_path.decode("ascii"))
-    served = lane.sessions.get(where[0]) if where is not None else None
     keyed = _keyed_headers(request.headers.raw)
-    if where is None or served is None or keyed is None:
+    if where is None or keyed is None:
         return None
     sid, provider, path, query = where
-    rk, _ = key_as_sent(Sent(provider, request.method, path, query, body, *keyed), served, lane.secrets)
-    return sid, rk.key
+    return lane.answer(sid, Sent(provider, request.method, path, query, body, *keyed))
 
 
-def _response(module: ModuleType, request: Any, found: tuple[bytes, bytes]) -> Any:
+def _response(module: ModuleType, request: Any, found: Frame) -> Any:
     """The response httpcore would have built from the recording's head and body."""
-    head, payload = found
-    status_line, *lines = head.split(b"\r\n")
-    _version, status, reason = status_line.split(b" ", 2)  # the wire's: "HTTP/1.1 200 OK", "HTTP/1.1 599 "
+    status, reason, headers, payload = found
     return module.Response(
-        int(status),
-        headers=[tuple(line.split(b": ", 1)) for line in lines],  # as bytes, as httpcore gives them
+        status,
+        headers=headers,  # as bytes, as httpcore gives them
         stream=module.ByteStream(payload),
         request=request,
         extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},

@@ -22,7 +22,7 @@ import hmac
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 PREFIX_HEX = 16
 NONCE_HEX = 16
@@ -44,6 +44,9 @@ class Template:
     key: bytes
     env: dict[str, str]
     opened: set[str] = field(default_factory=set)  # every id opened so far: none is opened twice
+    # The runner answers these sessions' hits from the first open's hit table (replay.hits): what
+    # tells it of each recording taken here, by session.
+    teller: Callable[[str], Callable[[int], None]] | None = None
 
 
 def without_id(env: dict[str, str], sid: str) -> dict[str, str] | None:
@@ -58,14 +61,20 @@ class Aheads:
     def __init__(self) -> None:
         self.templates: dict[str, Template] = {}
 
-    def offer(self, arguments: dict[str, Any], sid: str, env: dict[str, str]) -> dict[str, str] | None:
+    def offer(
+        self,
+        arguments: dict[str, Any],
+        sid: str,
+        env: dict[str, str],
+        teller: Callable[[str], Callable[[int], None]] | None = None,
+    ) -> dict[str, str] | None:
         """A template for the sessions like `sid`: its prefix and key for the runner; None when the
-        variables cannot be templated (the id shows outside a URL)."""
+        variables cannot be templated (the id shows outside a URL). `teller`: see Template."""
         kept = without_id(env, sid)
         if kept is None:
             return None
         prefix, key = os.urandom(PREFIX_HEX // 2).hex(), os.urandom(32)
-        self.templates[prefix] = Template(arguments, key, kept)
+        self.templates[prefix] = Template(arguments, key, kept, teller=teller)
         return {"prefix": prefix, "key": key.hex()}
 
     def claim(self, sid: str) -> Template | None:
@@ -76,16 +85,18 @@ class Aheads:
         nonce, given = sid[PREFIX_HEX : PREFIX_HEX + NONCE_HEX], sid[PREFIX_HEX + NONCE_HEX :]
         return template if hmac.compare_digest(tag(template.key, nonce), given) else None
 
-    def open(self, sid: str, opener: Callable[..., tuple[str, dict[str, str]]]) -> bool | None:
+    def open(
+        self, sid: str, opener: Callable[..., tuple[str, dict[str, str]]]
+    ) -> Template | Literal[False] | None:
         """Open session `sid` from its template with `opener` (ReplayApp.open): None when `sid` is
-        not a template's; else whether it hands out the variables the runner was told (False: its
-        fixture was rewritten, and the template is dropped)."""
+        not a template's; else its template when it hands out the variables the runner was told
+        (False: its fixture was rewritten, and the template is dropped)."""
         template = self.claim(sid)
         if template is None:
             return None
         _, env = opener(**template.arguments, sid=sid)  # an open that fails is tried again at the close
         template.opened.add(sid)
         if without_id(env, sid) == template.env:
-            return True
+            return template
         self.templates.pop(sid[:PREFIX_HEX], None)
         return False

@@ -254,8 +254,8 @@ def recording_for(
 def answer_call(app: Hits, call: dict[str, Any]) -> dict[str, Any] | None:
     """A call a runner sent on its control link rather than over HTTP: {"method", "target", "body"
     (base64), "content_type", "content_encoding"}. A hit answers with the HTTP head it would have been
-    sent and its body, one chunk per recorded event (base64); anything the fast path would not serve
-    answers None, with nothing taken, and the runner sends the call over HTTP."""
+    sent, its body, one chunk per recorded event (base64), and its key; anything the fast path would
+    not serve answers None, with nothing taken, and the runner sends the call over HTTP."""
     method, body = str(call["method"]), base64.b64decode(call["body"], validate=True)
     if method not in _METHODS or len(body) > FAST_MAX_BODY:
         return None
@@ -266,4 +266,7 @@ def answer_call(app: Hits, call: dict[str, Any]) -> dict[str, Any] | None:
         return None
     head = found.wire[: found.wire.index(b"\r\n\r\n")].decode("latin-1")
     chunks = found.events if found.events is not None else (found.body,)
-    return {"head": head, "chunks": [base64.b64encode(chunk).decode("ascii") for chunk in chunks if chunk]}
+    encoded = [base64.b64encode(chunk).decode("ascii") for chunk in chunks if chunk]
+    # The key, so that a runner holding the session's hit table (replay.hits) answers this call itself
+    # when it sends it again.
+    return {"head": head, "chunks": encoded, "key": found.key}

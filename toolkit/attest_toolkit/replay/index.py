@@ -71,6 +71,8 @@ class LoadedFixture:
     # sent: the key depends only on the call, this fixture's served values and the engine's secrets,
     # so a suite whose tests send the same call computes its key once (see ReplayApp.hit).
     keys: dict[Sent, str] = field(repr=False, default_factory=dict, compare=False)
+    # This load's name for a runner that keeps its hit table (replay.hits): another load, another token.
+    token: str = field(default_factory=lambda: os.urandom(8).hex(), compare=False)
 
 
 def _served_body(body: dict, served: Served) -> tuple[bytes, tuple[bytes, ...] | None]:

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..errors import AttestError, UsageError
 from ..fixtures.document import fixture_path
@@ -127,10 +127,10 @@ def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> N
     socket (engine.lane) gets its own calls answered there too."""
     lane_fd = os.environ.pop(lane.FD_VAR, "")  # before the engine copies the environment for its children
     with Engine() as engine:
-        has_lane = serve_lane(engine.app, engine.server.loop, lane_fd)
-        stdout.write(_ready_line(engine, has_lane))
+        lane_end = serve_lane(engine.app, engine.server, lane_fd)
+        stdout.write(_ready_line(engine, lane_end is not None))
         stdout.flush()
-        ControlPipe(engine.app, stdin.fileno(), stdout.fileno()).run(engine.server)
+        ControlPipe(engine.app, stdin.fileno(), stdout.fileno(), lane_end).run(engine.server)
 
 
 def serve_claimed(
@@ -180,6 +180,16 @@ def _until_end(fd_in: int, then: Callable[[], None]) -> None:
     then()
 
 
+class Holder(Protocol):
+    """The runner's end that answers sessions' hits itself (replay.lane): told of what is taken here."""
+
+    def teller(self, sid: str) -> Callable[[int], None]: ...
+
+    def settle(self) -> None:
+        """Apply what the runner has told of so far."""
+        ...
+
+
 class ControlPipe:
     """The control lines, read and answered on the engine's own loop thread.
 
@@ -189,8 +199,11 @@ class ControlPipe:
     with an id of its own and makes its calls without waiting for the answer; a call naming that id
     reads the pipe first (SessionTable), so it never overtakes the open."""
 
-    def __init__(self, app: ReplayApp, fd_in: int, fd_out: int) -> None:
+    def __init__(self, app: ReplayApp, fd_in: int, fd_out: int, lane_end: LaneEnd | None = None) -> None:
         self.app, self.fd_in, self.fd_out = app, fd_in, fd_out
+        # Where the runner hears of the recordings taken here of sessions it answers itself: its lane
+        # (the pytest helper), else this link (the Vitest helper, whose notes come here too).
+        self.holder: Holder = lane_end if lane_end is not None else self
         self._pending = b""
         self._done = threading.Event()
         self._reading = False
@@ -201,6 +214,8 @@ class ControlPipe:
         if self.fd_out != self.fd_in:  # a socket both ways stays non-blocking: see _reply
             os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
         self.app.sessions.read_pending = self._readable
+        if self.holder is self:
+            self.app.sessions.settle = self._readable
         try:
             server.call(server.loop.add_reader, self.fd_in, self._readable)
         except PermissionError:  # a file or /dev/null: epoll refuses it, and reading it never waits
@@ -239,11 +254,21 @@ class ControlPipe:
             if text.strip().lower() in STOP_LINES:
                 self._done.set()
                 return
-            self._reply((dumps_line(control(self.app, text)) + "\n").encode("utf-8"))
+            answer = control(self.app, text, self.holder)
+            if answer is not None:  # a note (`took`) is not answered
+                self._reply((dumps_line(answer) + "\n").encode("utf-8"))
 
     def end(self) -> None:
         """Stop serving, from any thread, as the end of input does."""
         self._done.set()
+
+    def teller(self, sid: str) -> Callable[[int], None]:
+        """Tells the runner on this link of each recording of `sid` taken here (a line it does not
+        take for an answer: `{"taken": [id, position]}`)."""
+        return lambda position: self._reply((dumps_line({"taken": [sid, position]}) + "\n").encode("utf-8"))
+
+    def settle(self) -> None:
+        self._readable()
 
     def _reply(self, data: bytes) -> None:
         view = memoryview(data)
@@ -257,45 +282,89 @@ class ControlPipe:
                 return
 
 
-class LaneEnd(asyncio.Protocol):
-    """The engine's end of the lane (engine.lane): each request answered on the loop, in the order
-    sent, with the next recording for its key when the fast path could serve it, else NOT_HERE."""
+class LaneEnd:
+    """The engine's end of the lane (replay.lane), read and written on the engine's loop: the runner's
+    notes are applied as they arrive and whenever a session it holds is about to be served here (the
+    session table's `settle`); notes to the runner wait in memory while its socket is full."""
 
-    def __init__(self, app: ReplayApp) -> None:
-        self.app = app
-        self.buffer = bytearray()
-        self.transport: asyncio.Transport | None = None
+    def __init__(self, app: ReplayApp, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+        self.app, self.sock, self.loop = app, sock, loop
+        self.sock.setblocking(False)
+        self.received = bytearray()
+        self.owed = bytearray()  # notes for the runner its socket had no room for yet
+        self.open = True
+        loop.add_reader(sock.fileno(), self.settle)
+        app.sessions.settle = self.settle
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+    def teller(self, sid: str) -> Callable[[int], None]:
+        return lambda position: self.tell(sid, position)
 
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while (request := lane.take_request(self.buffer)) is not None and self.transport is not None:
-            self.transport.write(self._answer(*request))
+    def settle(self) -> None:
+        """Apply every note the runner has sent so far."""
+        while self.open:
+            try:
+                data = self.sock.recv(1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                data = b""
+            if not data:  # the runner is gone: its sessions are served here alone from now on
+                self._close()
+                break
+            self.received += data
+        sessions = self.app.sessions
+        for sid, position in lane.read_notes(self.received):
+            session = dict.get(sessions, sid)  # not `get`, which settles
+            if session is not None:
+                session.take_noted(position)
 
-    def _answer(self, sid: str, key: str) -> bytes:
-        session = self.app.serving(sid)
-        found = self.app.take(session, key) if session is not None else None
-        return lane.answer_frame(found) if found is not None else lane.NOT_HERE
+    def tell(self, sid: str, position: int) -> None:
+        if not self.open:
+            return
+        if not self.owed:
+            self.loop.add_writer(self.sock.fileno(), self._flush)
+        self.owed += lane.note(sid, position)
+        self._flush()
+
+    def _flush(self) -> None:
+        try:
+            sent = self.sock.send(self.owed)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._close()
+            return
+        del self.owed[:sent]
+        if not self.owed:
+            self.loop.remove_writer(self.sock.fileno())
+
+    def _close(self) -> None:
+        if not self.open:
+            return
+        self.open = False
+        self.loop.remove_reader(self.sock.fileno())
+        self.loop.remove_writer(self.sock.fileno())
+        self.app.sessions.settle = None
+        for session in self.app.sessions.values():
+            session.tell = None
+        self.sock.close()
 
 
-def serve_lane(app: ReplayApp, loop: asyncio.AbstractEventLoop, fd: str) -> bool:
-    """Serve the lane whose socket the runner passed (its number, from lane.FD_VAR); False when there
+def serve_lane(app: ReplayApp, server: BackgroundServer, fd: str) -> LaneEnd | None:
+    """Serve the lane whose socket the runner passed (its number, from lane.FD_VAR); None when there
     is none, and the runner then uses HTTP alone."""
     if not fd.isdigit():
-        return False
+        return None
     try:
         sock = socket.socket(fileno=int(fd))
     except OSError:  # not an open socket
-        return False
-    serving = loop.connect_accepted_socket(lambda: LaneEnd(app), sock)
-    asyncio.run_coroutine_threadsafe(serving, loop).result()
-    return True
+        return None
+    return server.call(LaneEnd, app, sock, server.loop)
 
 
-def control(app: ReplayApp, line: str) -> dict[str, Any]:
-    """One control request, run on the engine's loop thread."""
+def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str, Any] | None:
+    """One control request, run on the engine's loop thread, and its answer (None for a note);
+    `holder`: where the runner that sent it hears of what is taken here."""
     try:
         request = json.loads(line)
         if "open" in request:
@@ -311,13 +380,20 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
             test = spec.get("test") if isinstance(spec.get("test"), str) else None
             sid, env = app.open(**arguments, sid=spec.get("id"), test=test)
             reply: dict[str, Any] = {"id": sid, "env": env}
-            offer = app.aheads.offer(arguments, sid, env) if spec.get("ahead") else None
+            wanted = spec.get("lane")  # {} or {"have": token}: what the runner holds (replay.hits)
+            table = None
+            if holder is not None and isinstance(wanted, dict):
+                table = app.hand(sid, wanted.get("have"), holder.teller(sid))
+            if table is not None:  # the runner answers this session's hits itself (replay.lane)
+                reply["table"] = table
+            teller = holder.teller if holder is not None and table is not None else None
+            offer = app.aheads.offer(arguments, sid, env, teller) if spec.get("ahead") else None
             if offer is not None:  # the runner opens the next ones like it itself (engine.ahead)
                 reply["ahead"] = offer
-            session = app.serving(sid) if spec.get("lane") else None
-            if session is not None:  # what the runner needs to key its own calls for the lane
-                reply["served"] = session.served
             return reply
+        if "took" in request:  # the runner answered a call itself (replay.lane)
+            took(app, *request["took"])
+            return None
         if "call" in request:  # a runner's own HTTP call, sent on this link (fastpath.answer_call)
             return {"hit": answer_call(app, request["call"])}
         if "refusal" in request:
@@ -336,10 +412,20 @@ def control(app: ReplayApp, line: str) -> dict[str, Any]:
         return {"error": problem, "exit_code": 3}
 
 
+def took(app: ReplayApp, sid: str, position: int, token: str) -> None:
+    """A runner answered a call of session `sid` with its recording at `position`, from the table of
+    the loaded fixture `token`: counted, unless the session serves another load of it (its close
+    then says how many were not)."""
+    session = app.sessions.get(sid)  # a session made from a template opens here
+    if session is not None and len(session.fixtures) == 1 and session.fixtures[0].token == token:
+        session.take_noted(position)
+
+
 def closed(app: ReplayApp, request: dict[str, Any]) -> dict[str, Any]:
     """The session's summary, with what the runner saw go around it (see `replay.bypass.reported`)."""
     watch = bypass.reported(request["bypass"]) if request.get("bypass") else None  # read before it closes
-    summary = app.close(request["close"])
+    answered = request.get("answered")
+    summary = app.close(request["close"], answered if isinstance(answered, int) else None)
     if watch is not None:
         watch.add_to(summary)
     return summary

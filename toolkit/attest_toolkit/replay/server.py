@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..credentials.scan import Secrets, environment_secrets
 from ..errors import AttestError
 from ..normalize.rules import parse_ignore
-from ..normalize.served import Sent, key_as_sent
+from ..normalize.served import Sent, key_as_sent, remember_key
 from ..providers import GOOGLE_TOKEN
 from ..providers.env import PLACEHOLDER_KEY, check_upstreams, placeholder_credentials, proxy_env
 from ..proxy import listeners
@@ -32,6 +32,7 @@ from ..proxy.background import BackgroundServer
 from ..proxy.ca_store import aiohttp_imported
 from ..proxy.deadlines import Deadlines
 from ..tools.declare import replay_env
+from . import hits
 from .ahead import Aheads
 from .fastpath import FastConnections
 from .faults import Fault, parse_faults
@@ -46,19 +47,7 @@ if TYPE_CHECKING:
     from .channel import ChannelFactory
 
 REQUEST_TIMEOUT = 60.0  # seconds a connection has to send a request head before it is dropped
-KEY_CACHE_CALLS = 512  # distinct calls a fixture remembers the key of
-KEY_CACHE_BODY = 256 * 1024  # bytes: a larger call's key is computed each time
 SESSION_ID = re.compile(r"[0-9a-f]{16,64}")
-
-
-def remember_key(keys: dict[Sent, str], sent: Sent, key: str) -> None:
-    """Keep a call's key for the next session that gets the same call, within bounds: small bodies
-    only (the cache holds the calls), the oldest forgotten first."""
-    if len(sent.raw) > KEY_CACHE_BODY:
-        return
-    if len(keys) >= KEY_CACHE_CALLS:
-        del keys[next(iter(keys))]
-    keys[sent] = key
 
 
 class SessionTable(dict[str, Session]):
@@ -71,6 +60,8 @@ class SessionTable(dict[str, Session]):
         super().__init__()
         self.read_pending: Callable[[], None] | None = None
         self.open_ahead: Callable[[str], bool] | None = None
+        # Reads what the runner took of the sessions it holds (replay.lane) before one is served here.
+        self.settle: Callable[[], None] | None = None
 
     def get(self, sid: str, default: Session | None = None) -> Session | None:  # type: ignore[override]
         found = super().get(sid)
@@ -79,6 +70,8 @@ class SessionTable(dict[str, Session]):
             found = super().get(sid)
         if found is None and self.open_ahead is not None and self.open_ahead(sid):
             found = super().get(sid)
+        if found is not None and found.tell is not None and self.settle is not None:
+            self.settle()
         return default if found is None else found
 
 
@@ -175,6 +168,8 @@ class ReplayApp:
         fits = self.aheads.open(sid, self.open)
         if fits is False:
             self.rewritten.add(sid)
+        elif fits is not None and fits.teller is not None and self.serving(sid) is not None:
+            self.sessions[sid].tell = fits.teller(sid)  # its runner holds the template's hit table
         return fits is not None
 
     def _opened_by_call(self, sid: str) -> bool:
@@ -183,15 +178,34 @@ class ReplayApp:
         except Exception:  # the call gets the unknown session's answer; the close reports why
             return False
 
-    def close(self, sid: str) -> dict[str, Any]:
+    def hand(self, sid: str, have: Any, tell: Callable[[int], None]) -> dict[str, Any] | None:
+        """Session `sid`'s hit table for the runner that will answer its hits (replay.hits), which
+        `tell` tells of each recording taken here; None when its hits are served here alone."""
+        session = self.serving(sid)
+        if session is None:
+            return None
+        session.tell = tell
+        token = session.fixtures[0].token if len(session.fixtures) == 1 else None
+        return hits.handed(session.recordings, session.served, token, have)
+
+    def close(self, sid: str, answered: int | None = None) -> dict[str, Any]:
+        """Session `sid`'s summary; `answered`: how many of its calls its runner answered from the
+        hit table, every one of which must have been counted here."""
         if sid not in self.sessions:
             self.open_ahead(sid)  # a test that made no call: its session is opened to be closed
+        if self.sessions.settle is not None:
+            self.sessions.settle()
         session = self.sessions.pop(sid, None)
         if session is None:
             raise AttestError(f"no replay session {sid!r}")
         session.faults.release()  # a request held by a `timeout` fault never keeps the close waiting
         if self.google is not None:
             self.google.remove(sid)
+        if answered is not None and answered != session.noted:
+            raise AttestError(
+                f"the replay engine counted {session.noted} of the {answered} calls this test's "
+                "process answered from its recordings"
+            )
         return session.summary()
 
     def release_faults(self) -> None:

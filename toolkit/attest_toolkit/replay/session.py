@@ -6,7 +6,7 @@ order. A miss is diagnosed against the next unused recording of the same endpoin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -82,6 +82,9 @@ class Session:
         # Ignore rules by fixture: the fixture's own, then the run's (a marker's, the policy's).
         self._rules = {f.name: f.rules + rules for f in fixtures if f.rules or rules}
         self._masked: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}  # position -> its masked hashes
+        # The runner that holds this session's hit table (replay.lane): told each recording taken here.
+        self.tell: Callable[[int], None] | None = None
+        self.noted = 0  # recordings the runner answered with and told us of
 
     @property
     def name(self) -> str:
@@ -139,8 +142,23 @@ class Session:
 
     def _take(self, key: str, position: int) -> Recording:
         self._taken[key] = self._taken.get(key, 0) + 1
-        self._used[position] = 1
+        self._mark(position)
         return self.recordings[position]
+
+    def _mark(self, position: int) -> None:
+        self._used[position] = 1
+        if self.tell is not None:
+            self.tell(position)
+
+    def take_noted(self, position: int) -> None:
+        """The runner answered a call with the recording at `position` (replay.lane): taken and
+        counted as a hit served here is."""
+        if not 0 <= position < len(self.recordings):
+            return
+        self._used[position] = 1
+        self.noted += 1
+        self.counters.replayed += 1
+        self.counters.keys.append(self.recordings[position].key[:KEY_PREFIX])
 
     def _hinted(self, miss: Miss) -> Miss:
         """A miss whose re-record command fits how its fixture was made and is replayed (see
@@ -185,7 +203,7 @@ class Session:
             recorded, wanted = self._masked[position]
             if masked_hashes(components, rules) != wanted:
                 continue
-            self._used[position] = 1
+            self._mark(position)
             values = (recorded, components)
             difference = diagnose.first_difference(rec.hashes, hashes, rec.model, model, rec.fixture, values)
             self._note_drift(position, diagnose.drift(position + 1, difference))
@@ -221,7 +239,7 @@ class Session:
         if not rec.same_endpoint(endpoint, model):
             return diagnose.endpoint_changed(rec.endpoint, endpoint, rec.fixture)
         self._position += 1
-        self._used[position] = 1
+        self._mark(position)
         if rec.key != key:
             self._note_drift(
                 position, diagnose.drift(position + 1, self._difference(rec, hashes, model, components))
