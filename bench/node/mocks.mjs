@@ -163,6 +163,28 @@ export async function aimock() {
   };
 }
 
+/**
+ * The SDK alone: `fetch` answers at once with the same bytes (no interception, no lookup, no socket),
+ * the cost no replay in the test's process can go below.
+ */
+export async function sdkAlone() {
+  let saved;
+  return {
+    name: "the SDK alone",
+    async enable() {
+      saved = globalThis.fetch;
+      globalThis.fetch = async (_url, init) => {
+        const chosen = routeOf(JSON.parse(init.body));
+        return new Response(webBody(chosen), { status: chosen.status, headers: headersOf(chosen) });
+      };
+      return OPENAI;
+    },
+    async disable() {
+      globalThis.fetch = saved;
+    },
+  };
+}
+
 export const VARIANTS = {
   attest,
   "attest, lane": () => attest({ lane: true }),
@@ -171,4 +193,5 @@ export const VARIANTS = {
   aimock,
   "node:http": bare,
   "node:http, own process": bareProcess,
+  "the SDK alone": sdkAlone,
 };

@@ -107,6 +107,9 @@ export declare class WorkerEngine {
     private readonly awaiting;
     private readonly templates;
     private readonly made;
+    private readonly tables;
+    private readonly held;
+    private notes;
     private exitCode;
     /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
     origin: string;
@@ -118,7 +121,11 @@ export declare class WorkerEngine {
     open(spec: SessionSpec): Promise<OpenSession>;
     /** End the session; the engine counts what went around it (`bypass`) in its summary. */
     close(id: string, bypass?: BypassReport): Promise<ReplaySummary>;
-    /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+    /**
+     * A call this process would make over HTTP (./lane.js): the hit, or undefined. A call the engine
+     * answered before in a session of the same table is answered here (./hits.js); any other is sent on
+     * the link, and the engine's answer teaches the table its key.
+     */
     call(call: Call): Promise<Hit | undefined>;
     /** The answer a call that went around the replay gets, in the engine's words. */
     refusal(host: string): Promise<Refusal>;
@@ -127,6 +134,13 @@ export declare class WorkerEngine {
     private request;
     /** Write one request now; its answer when it comes. */
     private send;
+    /**
+     * A line the engine does not answer: written with the next request, or once this turn of the event
+     * loop ends, whichever comes first (a test's calls answered here cost one write between them, and
+     * the engine reads every note before it serves the session or closes it).
+     */
+    private note;
+    private takeNotes;
     private checked;
     private died;
     /** The next answer, in the order asked; undefined once the engine has exited. */

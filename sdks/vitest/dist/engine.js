@@ -17,6 +17,7 @@ import { createConnection } from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { cannotStart } from "./install.js";
+import { callKey, HitTable, Table } from "./hits.js";
 import { ReplayError, replayIsOff } from "./mode.js";
 // What the engine printed on standard error, kept short for the error message.
 const STDERR_KEPT = 4000;
@@ -168,6 +169,10 @@ export class WorkerEngine {
     // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
     templates = new Map();
     made = new Map();
+    // Hit tables by fixture, mode and guard, and the open sessions whose hits this worker answers (./hits.js).
+    tables = new Map();
+    held = new Map();
+    notes = ""; // notes not written yet (see `note`)
     exitCode; // undefined while it runs
     /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
     origin = "";
@@ -199,15 +204,26 @@ export class WorkerEngine {
         const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive, ...faults };
         const key = JSON.stringify(open);
         const template = this.templates.get(key);
+        const table = this.tables.get(key);
         if (template !== undefined && this.exitCode === undefined) {
             const nonce = randomBytes(8).toString("hex"); // as random as the engine's own ids
             const id = template.prefix + nonce + createHmac("sha256", template.key).update(nonce).digest("hex").slice(0, 16);
             this.made.set(id, key);
+            if (table !== undefined)
+                this.held.set(id, new HitTable(table));
             return { id, env: withId(template.env, id) };
         }
-        const reply = await this.request({ open: { ...open, ahead: true } }, "opening this replay");
+        const lane = process.env.ATTEST_LANE === "off" ? {} : { lane: table?.token ? { have: table.token } : {} };
+        const reply = await this.request({ open: { ...open, ahead: true, ...lane } }, "opening this replay");
         const id = reply.id;
         const env = reply.env;
+        const handed = reply.table === undefined ? undefined : Table.handed(reply.table, table);
+        if (handed === undefined)
+            this.tables.delete(key);
+        else {
+            this.tables.set(key, handed);
+            this.held.set(id, new HitTable(handed));
+        }
         const ahead = reply.ahead;
         const kept = withoutId(env, id);
         if (ahead !== undefined && kept !== undefined) {
@@ -219,7 +235,11 @@ export class WorkerEngine {
     async close(id, bypass) {
         const key = this.made.get(id);
         this.made.delete(id);
-        const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
+        const served = this.held.get(id)?.served;
+        this.held.delete(id);
+        // The engine checks it counted every call this worker answered itself.
+        const answered = served === undefined ? {} : { answered: served };
+        const reply = await this.request({ close: id, ...(bypass ? { bypass } : {}), ...answered }, "serving this replay");
         if (reply.rewritten === true) {
             if (key !== undefined)
                 this.templates.delete(key);
@@ -229,10 +249,29 @@ export class WorkerEngine {
         }
         return reply.summary;
     }
-    /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+    /**
+     * A call this process would make over HTTP (./lane.js): the hit, or undefined. A call the engine
+     * answered before in a session of the same table is answered here (./hits.js); any other is sent on
+     * the link, and the engine's answer teaches the table its key.
+     */
     async call(call) {
+        const id = call.target.split("/", 3)[2] ?? "";
+        const held = this.exitCode === undefined ? this.held.get(id) : undefined;
+        const asked = held && callKey(call.method, call.target, call.content_type, call.content_encoding, call.body);
+        const known = asked === undefined ? undefined : held?.table.keys.get(asked);
+        const position = known === undefined ? undefined : held?.next(known);
+        if (held !== undefined && position !== undefined) {
+            this.note(JSON.stringify({ took: [id, position, held.table.token] }) + "\n");
+            const frame = held.take(position);
+            return { head: frame.head, chunks: frame.chunks.map((chunk) => Buffer.from(chunk)) }; // the caller's own bytes
+        }
         const reply = await this.request({ call }, "serving this replay");
-        return reply.hit ?? undefined;
+        const hit = reply.hit;
+        if (hit == null)
+            return undefined;
+        if (held !== undefined && asked !== undefined && typeof hit.key === "string")
+            held.table.remember(asked, hit.key);
+        return { head: hit.head, chunks: hit.chunks.map((chunk) => Buffer.from(chunk, "base64")) };
     }
     /** The answer a call that went around the replay gets, in the engine's words. */
     async refusal(host) {
@@ -259,8 +298,23 @@ export class WorkerEngine {
     /** Write one request now; its answer when it comes. */
     send(message) {
         const reply = this.expect();
-        this.link.input.write(JSON.stringify(message) + "\n");
+        this.link.input.write(this.takeNotes() + JSON.stringify(message) + "\n");
         return reply;
+    }
+    /**
+     * A line the engine does not answer: written with the next request, or once this turn of the event
+     * loop ends, whichever comes first (a test's calls answered here cost one write between them, and
+     * the engine reads every note before it serves the session or closes it).
+     */
+    note(line) {
+        if (this.notes === "")
+            setImmediate(() => this.notes !== "" && this.link.input.write(this.takeNotes()));
+        this.notes += line;
+    }
+    takeNotes() {
+        const notes = this.notes;
+        this.notes = "";
+        return notes;
     }
     checked(reply, doing) {
         if (reply === undefined)
@@ -287,6 +341,12 @@ export class WorkerEngine {
         const message = parse(line);
         if (message === undefined)
             return;
+        if (Array.isArray(message.taken)) {
+            // Not an answer: the engine took a recording of a session this worker answers too (./hits.js).
+            const [id, position] = message.taken;
+            this.held.get(id)?.mark(position);
+            return;
+        }
         const waiting = this.awaiting.shift();
         if (this.awaiting.length === 0)
             this.link.output.unref();

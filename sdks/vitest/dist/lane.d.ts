@@ -1,11 +1,12 @@
 /**
  * The lane: while a replay runs, a call this process makes with Node's global `fetch` to the worker's
- * engine goes to the engine on the link the worker already holds (./engine.js), not over HTTP. The
- * official openai and @anthropic-ai/sdk packages, and most others, call `fetch`: a replayed call then
- * costs one line each way instead of an HTTP exchange through undici and the engine's parser.
+ * engine is answered without HTTP. The official openai and @anthropic-ai/sdk packages, and most others,
+ * call `fetch`. A call the engine answered before in a session of the same fixture is answered in this
+ * process from the session's hit table (./hits.js), the engine told in one line it does not answer; any
+ * other goes to the engine on the link the worker already holds (./engine.js), one line each way.
  *
- * The engine answers exactly what its HTTP fast path would: the recording, taken and counted, with
- * the head it would have sent and its body one chunk per recorded event (a stream's events arrive as
+ * Either way the answer is exactly what the engine's HTTP fast path would send: the recording, taken
+ * and counted, with its head and its body one chunk per recorded event (a stream's events arrive as
  * they would). Anything else (a miss, a live call, lenient matching, an ended session, a body fetch
  * would stream) is answered "not here" with nothing taken, and the call goes over HTTP as before,
  * where the engine diagnoses and counts it. A call made with a `Request`, or a body that is not bytes
@@ -23,10 +24,10 @@ export interface Call {
     content_type: string | null;
     content_encoding: string | null;
 }
-/** A hit: the HTTP head the engine would have sent, and the body's chunks (base64). */
+/** A hit: the HTTP head the engine would have sent, and the body's chunks. */
 export interface Hit {
     head: string;
-    chunks: string[];
+    chunks: Uint8Array[];
 }
 export type Ask = (call: Call) => Promise<Hit | undefined>;
 /**

@@ -21,6 +21,7 @@ import type { Readable, Writable } from "node:stream";
 
 import type { BypassReport, Refusal } from "./bypass.js";
 import { cannotStart } from "./install.js";
+import { callKey, HitTable, Table, type Handed } from "./hits.js";
 import type { Call, Hit } from "./lane.js";
 import { ReplayError, replayIsOff, type Mode } from "./mode.js";
 
@@ -246,6 +247,10 @@ export class WorkerEngine {
   // Templates by fixture, mode and guard (see the module comment), and the sessions made from each.
   private readonly templates = new Map<string, Template>();
   private readonly made = new Map<string, string>();
+  // Hit tables by fixture, mode and guard, and the open sessions whose hits this worker answers (./hits.js).
+  private readonly tables = new Map<string, Table>();
+  private readonly held = new Map<string, HitTable>();
+  private notes = ""; // notes not written yet (see `note`)
   private exitCode: number | null | undefined; // undefined while it runs
   /** The engine's origin (`http://127.0.0.1:PORT`), once ready. */
   origin = "";
@@ -281,15 +286,24 @@ export class WorkerEngine {
     const open = { fixtures: [spec.fixture], mode: spec.mode, no_live: spec.noLive, ...faults };
     const key = JSON.stringify(open);
     const template = this.templates.get(key);
+    const table = this.tables.get(key);
     if (template !== undefined && this.exitCode === undefined) {
       const nonce = randomBytes(8).toString("hex"); // as random as the engine's own ids
       const id = template.prefix + nonce + createHmac("sha256", template.key).update(nonce).digest("hex").slice(0, 16);
       this.made.set(id, key);
+      if (table !== undefined) this.held.set(id, new HitTable(table));
       return { id, env: withId(template.env, id) };
     }
-    const reply = await this.request({ open: { ...open, ahead: true } }, "opening this replay");
+    const lane = process.env.ATTEST_LANE === "off" ? {} : { lane: table?.token ? { have: table.token } : {} };
+    const reply = await this.request({ open: { ...open, ahead: true, ...lane } }, "opening this replay");
     const id = reply.id as string;
     const env = reply.env as Record<string, string>;
+    const handed = reply.table === undefined ? undefined : Table.handed(reply.table as Handed, table);
+    if (handed === undefined) this.tables.delete(key);
+    else {
+      this.tables.set(key, handed);
+      this.held.set(id, new HitTable(handed));
+    }
     const ahead = reply.ahead as { prefix: string; key: string } | undefined;
     const kept = withoutId(env, id);
     if (ahead !== undefined && kept !== undefined) {
@@ -302,7 +316,11 @@ export class WorkerEngine {
   async close(id: string, bypass?: BypassReport): Promise<ReplaySummary> {
     const key = this.made.get(id);
     this.made.delete(id);
-    const reply = await this.request(bypass ? { close: id, bypass } : { close: id }, "serving this replay");
+    const served = this.held.get(id)?.served;
+    this.held.delete(id);
+    // The engine checks it counted every call this worker answered itself.
+    const answered = served === undefined ? {} : { answered: served };
+    const reply = await this.request({ close: id, ...(bypass ? { bypass } : {}), ...answered }, "serving this replay");
     if (reply.rewritten === true) {
       if (key !== undefined) this.templates.delete(key);
       const error = new ReplayError(
@@ -314,10 +332,27 @@ export class WorkerEngine {
     return reply.summary as ReplaySummary;
   }
 
-  /** A call this process would make over HTTP, answered on the link (./lane.js): the hit, or undefined. */
+  /**
+   * A call this process would make over HTTP (./lane.js): the hit, or undefined. A call the engine
+   * answered before in a session of the same table is answered here (./hits.js); any other is sent on
+   * the link, and the engine's answer teaches the table its key.
+   */
   async call(call: Call): Promise<Hit | undefined> {
+    const id = call.target.split("/", 3)[2] ?? "";
+    const held = this.exitCode === undefined ? this.held.get(id) : undefined;
+    const asked = held && callKey(call.method, call.target, call.content_type, call.content_encoding, call.body);
+    const known = asked === undefined ? undefined : held?.table.keys.get(asked);
+    const position = known === undefined ? undefined : held?.next(known);
+    if (held !== undefined && position !== undefined) {
+      this.note(JSON.stringify({ took: [id, position, held.table.token] }) + "\n");
+      const frame = held.take(position);
+      return { head: frame.head, chunks: frame.chunks.map((chunk) => Buffer.from(chunk)) }; // the caller's own bytes
+    }
     const reply = await this.request({ call }, "serving this replay");
-    return (reply.hit as Hit | null) ?? undefined;
+    const hit = reply.hit as { head: string; chunks: string[]; key?: string } | null;
+    if (hit == null) return undefined;
+    if (held !== undefined && asked !== undefined && typeof hit.key === "string") held.table.remember(asked, hit.key);
+    return { head: hit.head, chunks: hit.chunks.map((chunk) => Buffer.from(chunk, "base64")) };
   }
 
   /** The answer a call that went around the replay gets, in the engine's words. */
@@ -347,8 +382,24 @@ export class WorkerEngine {
   /** Write one request now; its answer when it comes. */
   private send(message: Record<string, unknown>): Promise<Reply> {
     const reply = this.expect();
-    this.link.input.write(JSON.stringify(message) + "\n");
+    this.link.input.write(this.takeNotes() + JSON.stringify(message) + "\n");
     return reply;
+  }
+
+  /**
+   * A line the engine does not answer: written with the next request, or once this turn of the event
+   * loop ends, whichever comes first (a test's calls answered here cost one write between them, and
+   * the engine reads every note before it serves the session or closes it).
+   */
+  private note(line: string): void {
+    if (this.notes === "") setImmediate(() => this.notes !== "" && this.link.input.write(this.takeNotes()));
+    this.notes += line;
+  }
+
+  private takeNotes(): string {
+    const notes = this.notes;
+    this.notes = "";
+    return notes;
   }
 
   private checked(reply: Reply, doing: string): Record<string, unknown> {
@@ -377,6 +428,12 @@ export class WorkerEngine {
   private deliver(line: string): void {
     const message = parse(line);
     if (message === undefined) return;
+    if (Array.isArray(message.taken)) {
+      // Not an answer: the engine took a recording of a session this worker answers too (./hits.js).
+      const [id, position] = message.taken as [string, number];
+      this.held.get(id)?.mark(position);
+      return;
+    }
     const waiting = this.awaiting.shift();
     if (this.awaiting.length === 0) this.link.output.unref();
     waiting?.(message);

@@ -53,6 +53,16 @@ function laneStream(): LaneStream {
 
 const origin = (url: string) => new URL(url).origin;
 
+/** The words of a streamed call made with the openai package, its base URL from the replay's variables. */
+async function streamedWords(request: Record<string, unknown>): Promise<string[]> {
+  const client = new OpenAI({ apiKey: "sk-placeholder", maxRetries: 0 });
+  const seen: string[] = [];
+  for await (const chunk of (await client.chat.completions.create(request as never)) as unknown as AsyncIterable<any>) {
+    if (chunk.choices[0]?.delta?.content) seen.push(chunk.choices[0].delta.content);
+  }
+  return seen;
+}
+
 describe("the lane", () => {
   it("answers an agent's replayed calls on the worker's link: none reaches the engine over HTTP", async () => {
     const http = watchHttp();
@@ -116,13 +126,38 @@ describe("the lane", () => {
     aborted.abort();
     await expect(fetch(url, { ...init, signal: aborted.signal })).rejects.toMatchObject({ name: "AbortError" });
     // The recording is still there for the call that is not aborted, through the openai package.
-    const client = new OpenAI({ apiKey: "sk-placeholder", maxRetries: 0 });
-    const seen: string[] = [];
-    for await (const chunk of (await client.chat.completions.create(request as never)) as unknown as AsyncIterable<any>) {
-      if (chunk.choices[0]?.delta?.content) seen.push(chunk.choices[0].delta.content);
-    }
-    expect(seen).toEqual(words);
+    expect(await streamedWords(request)).toEqual(words);
     expect((await replay.stop())?.replayed).toBe(1);
+  });
+
+  it("answers a call the engine answered before in the worker itself, and the engine counts it", async () => {
+    // The package's own engine module, as the package loaded it: what the worker asks the engine.
+    const { WorkerEngine } = await import("../dist/engine.js");
+    type Asking = { request(message: Record<string, unknown>, doing: string): Promise<unknown> };
+    const asked = vi.spyOn(WorkerEngine.prototype as unknown as Asking, "request");
+    const { request, words } = laneStream();
+    const http = watchHttp();
+    try {
+      const calls = () => asked.mock.calls.filter(([message]) => "call" in message).length;
+      let first = 0;
+      for (let n = 0; n < 3; n += 1) {
+        if (n === 1) first = calls();
+        const replay = await useReplay("lane-stream", { fixturesDir: fixturesDir(), mode: "strict" });
+        expect(await streamedWords(request)).toEqual(words);
+        expect((await replay.stop())?.replayed).toBe(1);
+      }
+      // Each session was opened and closed through the engine module the spy watches (its first open
+      // on a line, the others from its template)...
+      expect(asked.mock.calls.filter(([message]) => "close" in message)).toHaveLength(3);
+      // ...and only the first session's call could have gone to the engine, to learn its key (an earlier
+      // test of this file may have sent it already): the later ones were answered in this worker.
+      expect(first).toBeLessThanOrEqual(1);
+      expect(calls()).toBe(first);
+      expect(http.origins).toEqual([]);
+    } finally {
+      http.stop();
+      asked.mockRestore();
+    }
   });
 
   it("sends every call over HTTP with ATTEST_LANE=off", async () => {
