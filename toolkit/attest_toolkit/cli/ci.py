@@ -27,7 +27,7 @@ from ..forge.verdict_file import default_path
 from ..forges import PublishRequest, default_base, publish, step_for, withheld, workspace
 from ..github.commands import read_env_file, read_path_file
 from ..replay.modes import Mode
-from ..report.policy import DEFAULT_PATHS
+from ..report.policy_paths import DEFAULT_PATHS
 from .command import command_group
 
 HELP = """The steps of a CI job that gates a change: pull, select, run, policy, html, publish, gate, in that order.

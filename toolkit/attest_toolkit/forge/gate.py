@@ -17,7 +17,8 @@ from ..errors import AttestError
 from ..fixtures.document import atomic_write
 from ..report.build import Report, load_report
 from ..report.html import render_html
-from ..report.policy import default_policy_path, load_policy
+from ..report.policy import load_policy
+from ..report.policy_paths import default_policy_path
 from .changes import fixture_changes
 from .step import Step
 from .verdict_file import GateVerdict, judge, read_verdict

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import AttestError
 from ..report.build import load_report
-from ..report.policy import DEFAULT_PATHS, load_policy
+from ..report.policy import load_policy
+from ..report.policy_paths import DEFAULT_PATHS
 from ..report.summary import render_verdict
 from .gate import run_outputs
 from .step import Step

@@ -28,7 +28,8 @@ from ..forge.gate import run_outputs, worth_telling
 from ..forge.step import Step
 from ..forge.verdict_file import GateVerdict, judge, read_verdict, write_verdict
 from ..report.build import Report, contradiction, load_report, redact_report, run_secrets
-from ..report.policy import DEFAULT_PATHS, Policy, load_policy, parse_policy, parse_text
+from ..report.policy import Policy, load_policy, parse_policy, parse_text
+from ..report.policy_paths import DEFAULT_PATHS
 from ..report.summary import render
 from . import annotations as ann
 from .commands import Annotation, annotation_command, append_outputs, append_step_summary, notice, warning

@@ -140,10 +140,14 @@ class AttestPlugin:
         """The run's ignore rules for this test: the policy file's, then its `attest_match` markers'."""
         from ..normalize.rules import parse_ignore
 
-        if self._policy_ignore is None:
-            from ..report.policy import load_policy  # read once, and only by a run that replays
+        if self._policy_ignore is None:  # read once, and only by a run that replays
+            from ..report.policy_paths import default_policy_path
 
-            self._policy_ignore = load_policy(root=self.rootpath).ignore
+            self._policy_ignore = ()
+            if default_policy_path(self.rootpath) is not None:
+                from ..report.policy import load_policy
+
+                self._policy_ignore = load_policy(root=self.rootpath).ignore
         rules = list(self._policy_ignore)
         for marker in item.iter_markers("attest_match"):
             paths = marker.kwargs.get("ignore", ())

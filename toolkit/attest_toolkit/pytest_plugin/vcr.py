@@ -156,7 +156,7 @@ def merged(config: dict[str, Any], markers: list[pytest.Mark]) -> dict[str, Any]
 
 def cassette_fixture_name(rootpath: Path, cassette: Path) -> str:
     """The fixture name of a cassette path, from where it lies under the project."""
-    from ..fixtures.importer import layout_name
+    from ..fixtures.layout import layout_name
 
     try:
         relative: PurePath = cassette.resolve().relative_to(rootpath.resolve())
@@ -226,6 +226,17 @@ class VcrCompat:
     @property
     def attest(self) -> AttestPlugin:
         return self.config.stash[PLUGIN]
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the engine as the session starts when the run asked for vcr replays (`--attest-vcr`),
+        so its start overlaps collecting the suite (importing its modules) instead of delaying the first
+        marked test, where pytest-recording waits for nothing. Without that option (attest serving the
+        marker because pytest-recording is not installed) a run that replays nothing starts nothing."""
+        config, attest = self.config, self.attest
+        asked = config.getoption("attest_vcr") or config.getini("attest_vcr")
+        replays = attest.mode != "off" and not attest.record_mode
+        if asked and replays and not config.getoption("disable_recording", False):
+            attest.engine(None)
 
     # --- pytest-recording's fixtures ---------------------------------------------------------------
 

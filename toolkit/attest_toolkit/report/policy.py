@@ -25,8 +25,8 @@ from ..fixtures.validation import first_error, json_pointer
 from ..normalize.rules import parse_ignore
 from ..progress import counted
 from .build import EGRESS_MODES, FAILED_OUTCOMES, Report, Test, replay_of
+from .policy_paths import default_policy_path
 
-DEFAULT_PATHS = (Path(".attest/policy.yml"), Path(".attest/policy.yaml"), Path(".attest/policy.json"))
 DEFAULTS: dict[str, Any] = {
     "failures": "block",
     "misses": "block",
@@ -162,13 +162,6 @@ _Loader.yaml_implicit_resolvers = {
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-
-
-def default_policy_path(root: Path | None = None) -> Path | None:
-    """The first of `.attest/policy.yml|.yaml|.json` under `root` that exists, or None. Without a root
-    it is relative to the working directory, and is shown as the user would type it."""
-    base = root or Path()
-    return next((base / p for p in DEFAULT_PATHS if (base / p).is_file()), None)
 
 
 def load_policy(path: str | Path | None = None, *, root: Path | None = None) -> Policy:
