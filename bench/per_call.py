@@ -5,7 +5,10 @@
   process reaches it;
 - floor: bench/floor.py in a subprocess, a bare aiohttp server answering with the same bytes;
 - vcrpy: the same bytes in a vcrpy cassette, replayed in process (vcrpy patches httpx2, the transport
-  this openai uses), in vcrpy's cheapest setting: one interaction, `allow_playback_repeats`.
+  this openai uses), in vcrpy's cheapest setting: one interaction, `allow_playback_repeats`;
+- the SDK alone: the same bytes from an httpx `MockTransport` that answers at once (no replay, no
+  lookup, no socket), the cost no replay in the client's process can go below, so that what a replay
+  adds to a call is told apart from what the SDK itself costs.
 
 Non-streamed and streamed calls, time to the first SSE event, and whether the events of a stream
 arrive separately: counted as HTTP chunks at the raw socket, for a replayed stream and for a live
@@ -52,6 +55,7 @@ LIVE_KEY = "sk-bench-" + "L" * 40  # the engine's own key for the pass-through c
 PACE_MS = 15.0
 PLACEHOLDER = "bench-placeholder"  # the SDK wants a key; nothing checks it
 TARGET = 1.3
+IN_PROCESS_TARGET = 0.7  # a call answered in the test's process, against vcrpy's
 SESSION_VARIANTS = 2  # over HTTP, and over the lane as the pytest helper's own process calls it
 
 
@@ -160,10 +164,28 @@ def client_at(base_url: str, api_key: str = PLACEHOLDER) -> openai.OpenAI:
     return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
 
 
+def sdk_alone(route: Route) -> openai.OpenAI:
+    """A client whose transport answers every call at once with `route`'s bytes."""
+    import httpx2
+
+    body = route.body if route.events is None else b"".join(route.events)
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(route.status, headers=list(route.headers), content=body)
+
+    transport = httpx2.MockTransport(answer)
+    return openai.OpenAI(
+        api_key=PLACEHOLDER,
+        base_url=OPENAI + "/v1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=transport),
+    )
+
+
 def measure(workdir: Path, size: Size) -> dict[str, Samples]:
     fixture, routes = build(workdir, size)
     vcr_paths = cassettes(workdir, fixture)
-    results = {name: Samples() for name in ("engine", "lane", "floor", "vcrpy")}
+    results = {name: Samples() for name in ("engine", "lane", "floor", "vcrpy", "sdk")}
     with contextlib.ExitStack() as stack:
         eng = stack.enter_context(engine())
         floor = stack.enter_context(floor_server(routes, workdir))
@@ -173,6 +195,8 @@ def measure(workdir: Path, size: Size) -> dict[str, Samples]:
         # The floor routes by URL prefix: it does no lookup at all.
         floor_plain = stack.enter_context(client_at(f"{floor}/plain/v1"))
         floor_stream = stack.enter_context(client_at(f"{floor}/stream/v1"))
+        sdk_plain = stack.enter_context(sdk_alone(routes["plain"]))
+        sdk_stream = stack.enter_context(sdk_alone(routes["stream"]))
 
         def vcr_block(calls: int, out: Samples) -> None:
             # One cassette per kind: vcrpy's default matcher ignores the body, so a stream and a plain
@@ -196,11 +220,12 @@ def measure(workdir: Path, size: Size) -> dict[str, Samples]:
             ("lane", lane_block),
             ("floor", lambda calls, out: block(floor_plain, floor_stream, calls, out)),
             ("vcrpy", vcr_block),
+            ("sdk", lambda calls, out: block(sdk_plain, sdk_stream, calls, out)),
         ]
         for _name, turn in turns:
             turn(size.warmup, Samples())
         for b in range(size.blocks):
-            for name, turn in turns[b % 4 :] + turns[: b % 4]:  # rotate who goes first
+            for name, turn in turns[b % 5 :] + turns[: b % 5]:  # rotate who goes first
                 turn(size.block, results[name])
         summary = eng.close_session(sid)
         pool = in_runner._client._transport._pool  # type: ignore[attr-defined]
@@ -317,14 +342,32 @@ def run(workdir: Path, quick: bool = False) -> list[Row]:
         sep = separation(workdir, Route.of(first), fixture, workdir / "vcr" / "stream.yaml")
     except ProbeError as exc:
         sep = Separation(f"no ({exc})", "not measured", "not measured", f"no ({exc})", "not measured")
-    eng, laned, flo, vcr_ = results["engine"], results["lane"], results["floor"], results["vcrpy"]
+    eng, laned, flo, vcr_, sdk = (results[k] for k in ("engine", "lane", "floor", "vcrpy", "sdk"))
     rows = []
     for label, pick in (("non-streamed", "plain"), (f"streamed ({WORDS + 4} events)", "stream")):
-        ours, in_runner, floor, vcr_value = (median(getattr(s, pick)) for s in (eng, laned, flo, vcr_))
+        ours, in_runner, floor, vcr_value, alone = (
+            median(getattr(s, pick)) for s in (eng, laned, flo, vcr_, sdk)
+        )
         rows.append(row(f"{label}: engine vs floor", ours, floor, TARGET))
         rows.append(row(f"{label}: engine vs vcrpy", ours, vcr_value))
+        target = IN_PROCESS_TARGET if pick == "plain" else 1.0
         rows.append(
-            row(f"{label}, in the test runner's process (lane): engine vs vcrpy", in_runner, vcr_value, 1.0)
+            row(
+                f"{label}, answered in the test runner's process (lane): engine vs vcrpy",
+                in_runner,
+                vcr_value,
+                target,
+            )
+        )
+        rows.append(
+            row(f"{label}: the SDK alone (a transport that answers at once) vs vcrpy", alone, vcr_value)
+        )
+        rows.append(
+            row(
+                f"{label}: what replay adds to the SDK's own cost, in process: engine vs vcrpy",
+                in_runner - alone,
+                vcr_value - alone,
+            )
         )
     first = [median(s.first_event) for s in (eng, laned, flo, vcr_)]
     rows.append(row("time to first SSE event: engine vs floor", first[0], first[2]))

@@ -19,5 +19,5 @@ def test_the_page_shows_the_node_chart_under_its_table_as_drawn_now() -> None:
 
 def test_the_node_chart_is_the_page_table_drawn() -> None:
     rows = page_rows("node")
-    assert len(rows) == 19  # the suite's rows, each once
+    assert len(rows) == 22  # the suite's rows, each once
     assert NODE_CHART.read_text(encoding="utf-8") == bench_module("chart").svg(rows)
