@@ -214,8 +214,7 @@ class ControlPipe:
         if self.fd_out != self.fd_in:  # a socket both ways stays non-blocking: see _reply
             os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
         self.app.sessions.read_pending = self._readable
-        if self.holder is self:
-            self.app.sessions.settle = self._readable
+        self.app.sessions.settle = self.holder.settle
         try:
             server.call(server.loop.add_reader, self.fd_in, self._readable)
         except PermissionError:  # a file or /dev/null: epoll refuses it, and reading it never waits
@@ -294,7 +293,6 @@ class LaneEnd:
         self.owed = bytearray()  # notes for the runner its socket had no room for yet
         self.open = True
         loop.add_reader(sock.fileno(), self.settle)
-        app.sessions.settle = self.settle
 
     def teller(self, sid: str) -> Callable[[int], None]:
         return lambda position: self.tell(sid, position)

@@ -223,7 +223,10 @@ class ReplayApp:
         if key is None:
             key = key_as_sent(sent, session.served, self.secrets)[0].key
             remember_key(session.sent_keys, sent, key)
-        return self.take(session, key)
+        found = session.take_hit(key)
+        if found is not None:
+            session.counters.replayed += 1
+        return found
 
     def serving(self, sid: str) -> Session | None:
         """Session `sid` if a hit can be answered from prebuilt bytes (strict matching, not off, no
@@ -233,14 +236,6 @@ class ReplayApp:
         if session is None or session.mode == "off" or session.match != "strict" or session.faults.plan:
             return None
         return session
-
-    @staticmethod
-    def take(session: Session, key: str) -> Recording | None:
-        """The next recording for an already computed key (the lane's runner computes it), counted."""
-        found = session.take_hit(key)
-        if found is not None:
-            session.counters.replayed += 1
-        return found
 
 
 class Engine:
