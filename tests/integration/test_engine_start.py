@@ -61,6 +61,19 @@ def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> N
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click")}
 
 
+def test_the_engine_is_ready_without_what_only_some_calls_need() -> None:
+    # The engine's start is on every test run's critical path: orjson (and the uuid and platform it
+    # imports) waits for the first key the engine computes itself, the guard's host lists for a call
+    # around the replay, the temporary folder for a Vertex AI session's token file.
+    proc = start("serve")
+    assert proc.stdout is not None and "ready" in json.loads(proc.stdout.readline())
+    _, stderr = proc.communicate("stop\n", timeout=30)
+    modules = imported(stderr)
+    assert "attest_toolkit.replay.runner" in modules
+    later = {"orjson", "uuid", "platform", "tempfile", "attest_toolkit.guard", "attest_toolkit.replay.bypass"}
+    assert later.isdisjoint(modules)
+
+
 @pytest.mark.parametrize("given", ["nothing (/dev/null)", "a file of control lines"])
 def test_serve_reads_its_control_lines_from_a_file_or_nothing(fixtures_dir: Path, given: str) -> None:
     # epoll refuses a regular file and /dev/null; the engine reads them through and stops at their end.

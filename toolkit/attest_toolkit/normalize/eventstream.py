@@ -15,7 +15,6 @@ import base64
 import binascii
 import json
 import struct
-import uuid
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -128,6 +127,8 @@ def _encode_value(value: Any) -> bytes:
         code, fmt = _BY_NAME[kind]
         return bytes([code]) + struct.pack(fmt, inner)
     if kind == "uuid":
+        import uuid  # it imports `platform`: only a Bedrock stream's header with a UUID needs it
+
         return bytes([_UUID]) + uuid.UUID(hex=inner).bytes
     raw = base64.b64decode(inner)
     return bytes([_BYTES]) + struct.pack(">H", len(raw)) + raw

@@ -13,9 +13,8 @@ and refuses integers beyond 64 bits, lone surrogates and non-string keys.
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
-
-import orjson
 
 # Nineteen digits in a row may be an integer orjson would read as a float (2**63 has 19 digits), found
 # as nineteen zeros once every digit is a zero and nothing else is (a table lookup per byte: a regular
@@ -30,12 +29,21 @@ def _may_differ(text: bytes) -> bool:
     return b"null" in text or b"e-" in text or b"0.0000" in text
 
 
+def _orjson() -> ModuleType:
+    """orjson, imported at the first use: it imports uuid, platform and more, which an engine serving
+    its hits from the test's process never needs, and its start would wait for."""
+    import orjson  # after the first, a lookup in sys.modules
+
+    return orjson
+
+
 _JSON_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def loads(raw: bytes) -> Any:
     """`json.loads(raw.decode("utf-8"))`: the same value, the same errors (ValueError)."""
     if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
+        orjson = _orjson()
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -48,6 +56,7 @@ def canonical(value: Any) -> bytes:
     surrogates passed through: exactly what every request key hashes."""
     if value is None:  # an absent component: common, and `null` would send it to json below
         return b"null"
+    orjson = _orjson()
     try:
         text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError: a big integer, a lone surrogate, a non-string key

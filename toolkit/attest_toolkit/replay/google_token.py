@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -50,6 +48,8 @@ class CredentialFiles:
     def write(self, sid: str, prefix: str) -> str:
         """The file for session `sid`, reached under `prefix` (`<engine>/r/<sid>`)."""
         if self._folder is None:
+            import tempfile  # only a Vertex AI session's engine writes token files
+
             self._folder = Path(tempfile.mkdtemp(prefix="attest-google-"))
         path = self._folder / f"{sid}.json"
         info = {
@@ -69,5 +69,7 @@ class CredentialFiles:
 
     def close(self) -> None:
         if self._folder is not None:
+            import shutil
+
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

@@ -204,6 +204,15 @@ class FixtureStore:
         self.secrets = secrets
         self._cache: dict[Path, tuple[tuple[int, int], LoadedFixture]] = {}
 
+    def holds(self, path: Path) -> bool:
+        """Whether `path` (absolute) is loaded as it is on disk now."""
+        cached = self._cache.get(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return cached is not None and cached[0] == (st.st_size, st.st_mtime_ns)
+
     def get(self, path: str | Path) -> LoadedFixture:
         path = Path(os.path.abspath(path))  # not resolve(): a symlink loop is the reader's one-line error
         try:

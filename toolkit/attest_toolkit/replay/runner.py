@@ -19,7 +19,7 @@ from typing import IO, Any, Protocol
 from ..errors import AttestError, UsageError
 from ..fixtures.document import fixture_path
 from ..proxy.background import BackgroundServer
-from . import bypass, lane
+from . import lane
 from .fastpath import answer_call
 from .modes import Mode, default_mode, spelled, word_of
 from .server import Engine, ReplayApp, dumps_line
@@ -395,6 +395,8 @@ def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str
         if "call" in request:  # a runner's own HTTP call, sent on this link (fastpath.answer_call)
             return {"hit": answer_call(app, request["call"])}
         if "refusal" in request:
+            from . import bypass  # a call around the replay: rare, and it loads the guard's host lists
+
             return bypass.refusal(str(request["refusal"]["host"]), request["refusal"]["runner"])
         summary = closed(app, request)
         if request["close"] in app.rewritten:
@@ -421,7 +423,11 @@ def took(app: ReplayApp, sid: str, position: int, token: str) -> None:
 
 def closed(app: ReplayApp, request: dict[str, Any]) -> dict[str, Any]:
     """The session's summary, with what the runner saw go around it (see `replay.bypass.reported`)."""
-    watch = bypass.reported(request["bypass"]) if request.get("bypass") else None  # read before it closes
+    watch = None
+    if request.get("bypass"):  # read before it closes; only a Vitest runner that saw a call around it
+        from . import bypass
+
+        watch = bypass.reported(request["bypass"])
     answered = request.get("answered")
     summary = app.close(request["close"], answered if isinstance(answered, int) else None)
     if watch is not None:

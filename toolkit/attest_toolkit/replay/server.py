@@ -39,6 +39,7 @@ from .faults import Fault, parse_faults
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
 from .index import FixtureStore, Recording
 from .modes import MATCHES, MODES, Match, Mode, in_ci, spelled
+from .read_ahead import ReadAhead
 from .session import Session
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class ReplayApp:
         self.rewritten: set[str] = set()  # sessions opened from a template that hand out other variables
         self.base_url = ""
         self._load_lock = threading.Lock()
+        self.read_ahead = ReadAhead(self.store, self._load_lock)
         # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
         self.google = None if configured(self.env) else CredentialFiles()
 
@@ -142,6 +144,7 @@ class ReplayApp:
             raise AttestError(f"unknown matching {match!r} ({spelled(Match)})")
         with self._load_lock:
             loaded = [self.store.get(p) for p in fixtures]
+        self.read_ahead.opened_now(f.path for f in loaded)
         sid = sid or os.urandom(8).hex()  # what secrets.token_hex(8) is, without importing that module
         rules = parse_ignore(ignore, "the run's ignore rules")
         plan: tuple[Fault, ...] = parse_faults(faults)
