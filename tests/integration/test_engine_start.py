@@ -64,13 +64,15 @@ def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> N
 def test_the_engine_is_ready_without_what_only_some_calls_need() -> None:
     # The engine's start is on every test run's critical path: orjson (and the uuid and platform it
     # imports) waits for the first key the engine computes itself, the guard's host lists for a call
-    # around the replay, the temporary folder for a Vertex AI session's token file.
+    # around the replay, the temporary folder for a Vertex AI session's token file, difflib for a miss's
+    # hints, datetime and secrets for recording.
     proc = start("serve")
     assert proc.stdout is not None and "ready" in json.loads(proc.stdout.readline())
     _, stderr = proc.communicate("stop\n", timeout=30)
     modules = imported(stderr)
     assert "attest_toolkit.replay.runner" in modules
-    later = {"orjson", "uuid", "platform", "tempfile", "attest_toolkit.guard", "attest_toolkit.replay.bypass"}
+    later = {"orjson", "uuid", "platform", "tempfile", "difflib", "datetime", "secrets"}
+    later |= {"attest_toolkit.guard", "attest_toolkit.replay.bypass"}
     assert later.isdisjoint(modules)
 
 

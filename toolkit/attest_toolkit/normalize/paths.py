@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from difflib import SequenceMatcher
 from typing import Any
 
 # One canonical text per value: two values are equal when their texts are (so 1 differs from 1.0 and true).
@@ -54,6 +53,8 @@ def _lists(path: str, before: list[Any], after: list[Any], out: list[str]) -> No
     if span:
         out.append(_span(path, *span, "reordered"))
         return
+    from difflib import SequenceMatcher  # a miss's paths only: the engine starts without it
+
     opcodes = SequenceMatcher(None, texts_b, texts_a, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":

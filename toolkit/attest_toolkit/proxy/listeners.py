@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import secrets
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -78,6 +77,8 @@ class Gate:
     """A recording listener's per-run secret, the first path segment of every URL it hands out."""
 
     def __init__(self) -> None:
+        import secrets  # a recording listener's: the replay engine imports this module too
+
         self.prefix = "/" + secrets.token_urlsafe(24)
 
     def url(self, base_url: str) -> str:

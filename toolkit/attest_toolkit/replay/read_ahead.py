@@ -27,8 +27,8 @@ from ..fixtures.document import fixture_files
 from .index import FixtureStore
 
 MAX_FILE_BYTES = 1024 * 1024  # a larger fixture is loaded when a session opens it
-MAX_FILES = 5000
-MAX_BYTES = 256 * 1024 * 1024
+MAX_FILES = 2000
+MAX_BYTES = 64 * 1024 * 1024  # of files: loaded, a fixture takes a few times its size in memory
 OPENED_FIRST = 2  # fixtures a run opens from a directory before the rest of it is read ahead
 
 

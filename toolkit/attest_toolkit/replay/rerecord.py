@@ -13,7 +13,6 @@ lines it builds itself.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import shlex
@@ -80,6 +79,8 @@ def fitted(message: str, fixture: Path | None, nodeid: str) -> str:
 def missing_for_test(path: Path, nodeid: str) -> str:
     """Why a test's fixture cannot be replayed when there is no such file: how a pytest user records
     it, and the nearest name when the name looks mistyped."""
+    import difflib  # a missing fixture's hint only: the engine starts without it
+
     name = name_of(path)
     near = difflib.get_close_matches(name, [name_of(p) for p in fixture_files(path.parent)], n=1)
     meant = f" (did you mean {_printable(repr(near[0]))}?)" if near else ""
