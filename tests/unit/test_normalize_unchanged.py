@@ -118,6 +118,25 @@ def test_a_secret_in_one_component_changes_only_that_components_hash() -> None:
     assert keyed(CHAT, leaky)["messages"] == keyed(CHAT, clean)["messages"]
 
 
+def test_a_component_seen_before_keeps_the_hash_of_the_secrets_it_is_keyed_with() -> None:
+    # Components are remembered by their text (an agent sends its system prompt and tools with every
+    # call); the same text under other secrets (another .env) redacts differently.
+    body = chat("hi", metadata={"note": "dotenv-secret-value-123 is here"})
+    other = Secrets.of(["another-secret-value-456"])
+    assert keyed(CHAT, body) == keyed(CHAT, body) == walked(CHAT, body)
+    assert keyed(CHAT, body, secrets=other) == walked(CHAT, body, secrets=other)
+    assert keyed(CHAT, body)["params"] != keyed(CHAT, body, secrets=other)["params"]
+
+
+def test_components_past_the_bound_are_keyed_as_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attest_toolkit.normalize.decompose import _Seen
+
+    monkeypatch.setattr(_Seen, "CALLS", 2)
+    bodies = [chat(f"question {n} about call_Ab12Cd34Ef56Gh78Ij{n:02d}") for n in range(5)]
+    for body in bodies + bodies:
+        assert keyed(CHAT, body) == walked(CHAT, body)
+
+
 def test_the_query_is_keyed_as_walked() -> None:
     body = {"json": {"contents": []}}
     assert keyed(GEMINI, body, "alt=sse&key=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234") == walked(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -169,13 +170,52 @@ def _hashes(path: str, query: str, body: Body, secrets: Secrets) -> dict[str, st
     """The hash of each component's normalized value. Most components hold nothing normalizing would
     change (no secret, no volatile value, none of Claude Code's lines): their canonical text, which is
     hashed anyway, says so (see `unchanged`), and such a value is hashed as it is, without the walk
-    that rebuilds it."""
+    that rebuilds it. A component's hash depends only on its canonical text and the secrets, so the
+    system prompt and tool schemas an agent sends with every call are normalized once (`_SEEN`)."""
     raw = _parts(path, query, body, secrets)
     encoded = {name: canonical(raw[name]) for name in COMPONENTS}
-    texts = {name: text.decode("utf-8", "surrogatepass") for name, text in encoded.items()}
+    hashes = _SEEN.known(secrets, encoded)
+    new = {name: text for name, text in encoded.items() if name not in hashes}
+    texts = {name: text.decode("utf-8", "surrogatepass") for name, text in new.items()}
     for name, redacting in unchanged.changing(texts, secrets, _NEUTRALIZED).items():
-        encoded[name] = canonical(_normalize(name, raw[name], secrets, redacting))
-    return {name: hashlib.sha256(text).hexdigest() for name, text in encoded.items()}
+        new[name] = canonical(_normalize(name, raw[name], secrets, redacting))
+    found = {name: hashlib.sha256(text).hexdigest() for name, text in new.items()}
+    _SEEN.learn(secrets, {(name, encoded[name]): digest for name, digest in found.items()})
+    hashes.update(found)
+    return {name: hashes[name] for name in COMPONENTS}
+
+
+class _Seen:
+    """Component hashes by (secrets, component, canonical text), within bounds: a few sets of
+    secrets, the newest `CALLS` texts of each, none over `BYTES` long (those are normalized each
+    time). Threads key calls at once (the pytest helper's lane), hence the lock."""
+
+    SECRETS, CALLS, BYTES = 4, 1024, 64 * 1024
+
+    def __init__(self) -> None:
+        self._by: dict[Secrets, dict[tuple[str, bytes], str]] = {}
+        self._lock = threading.Lock()
+
+    def known(self, secrets: Secrets, encoded: dict[str, bytes]) -> dict[str, str]:
+        seen = self._by.get(secrets, {})
+        found = {name: seen.get((name, text)) for name, text in encoded.items()}  # one lookup each: atomic
+        return {name: digest for name, digest in found.items() if digest is not None}
+
+    def learn(self, secrets: Secrets, found: dict[tuple[str, bytes], str]) -> None:
+        with self._lock:
+            seen = self._by.get(secrets)
+            if seen is None:
+                if len(self._by) >= self.SECRETS:
+                    self._by.clear()
+                seen = self._by[secrets] = {}
+            for key, digest in found.items():
+                if len(key[1]) <= self.BYTES:
+                    if len(seen) >= self.CALLS:
+                        del seen[next(iter(seen))]
+                    seen[key] = digest
+
+
+_SEEN = _Seen()
 
 
 def request_key(
