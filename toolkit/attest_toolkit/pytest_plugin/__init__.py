@@ -519,7 +519,10 @@ class AttestPlugin:
             for line in run_end_lines(self.rows.values(), self.totals(), skip_reasons=not shown):
                 terminalreporter.write_line(line)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        for engine in self.engines.values():  # every test is done: they exit while the summary is written
+            engine.end()
         if self.settings.report_path and not hasattr(self.config, "workerinput"):
             from ..report.build import build_report, default_environment, write_report
             from ..report.runner_rows import egress_facts

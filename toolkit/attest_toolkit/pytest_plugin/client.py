@@ -136,11 +136,16 @@ class EngineProcess:
             request["answered"] = answered
         return self._call(request, "serving this replay")["summary"]
 
-    def stop(self) -> None:
+    def end(self) -> None:
+        """Tell the engine to exit (the end of its input), without waiting for it: it exits while the
+        run writes its summary, and `stop` finds it gone."""
         self.lane.close()
-        if self.proc.stdin:
-            with contextlib.suppress(OSError):  # it may have exited already
+        if self.proc.stdin and not self.proc.stdin.closed:
+            with self._lock, contextlib.suppress(OSError):  # it may have exited already
                 self.proc.stdin.close()
+
+    def stop(self) -> None:
+        self.end()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
