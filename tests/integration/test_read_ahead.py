@@ -78,6 +78,18 @@ def test_a_fixture_rewritten_after_it_was_read_ahead_serves_what_the_file_holds_
     assert ask(engine, paths[2], "Q2") == "A2, re-recorded"
 
 
+def test_a_fixture_rewritten_within_the_clock_tick_it_was_read_in_is_loaded_again(tmp_path, engine):
+    # Same size, same modification time (a filesystem's clock ticks in milliseconds): still a new file.
+    paths = suite(tmp_path / "fixtures", 3)
+    ask(engine, paths[0], "Q0"), ask(engine, paths[1], "Q1")
+    read(engine)
+    before = paths[2].stat()
+    write_fixture(tmp_path / "fixtures", "test-2", [exchange(chat_request("Q2"), chat_response("B2"))])
+    os.utime(paths[2], ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert paths[2].stat().st_size == before.st_size
+    assert ask(engine, paths[2], "Q2") == "B2"
+
+
 def test_a_broken_fixture_beside_them_fails_its_own_open_with_its_own_error(tmp_path, engine):
     paths = suite(tmp_path / "fixtures", 4)
     doc = json.loads(paths[2].read_text(encoding="utf-8"))

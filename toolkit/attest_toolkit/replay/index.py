@@ -1,6 +1,6 @@
 """Loaded fixtures: recordings pre-encoded for serving, indexed by request key.
 
-A fixture is parsed, validated and scanned once per engine (cached by path, size and mtime), so a
+A fixture is parsed, validated and scanned once per engine (cached by path, size, mtime and inode), so a
 suite of hundreds of tests sharing a fixture pays for it once. Sessions keep only their cursors.
 """
 
@@ -198,20 +198,19 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
 
 
 class FixtureStore:
-    """Caches loaded fixtures by (path, size, mtime); a rewritten fixture is loaded again."""
+    """Caches loaded fixtures by path and stamp (`_stamp`); a rewritten fixture is loaded again."""
 
     def __init__(self, secrets: Secrets) -> None:
         self.secrets = secrets
-        self._cache: dict[Path, tuple[tuple[int, int], LoadedFixture]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int, int], LoadedFixture]] = {}
 
     def holds(self, path: Path) -> bool:
         """Whether `path` (absolute) is loaded as it is on disk now."""
         cached = self._cache.get(path)
         try:
-            st = os.stat(path)
+            return cached is not None and cached[0] == _stamp(os.stat(path))
         except OSError:
             return False
-        return cached is not None and cached[0] == (st.st_size, st.st_mtime_ns)
 
     def get(self, path: str | Path) -> LoadedFixture:
         path = Path(os.path.abspath(path))  # not resolve(): a symlink loop is the reader's one-line error
@@ -219,10 +218,17 @@ class FixtureStore:
             st = os.stat(path)
         except OSError:  # missing, a symlink loop, a name too long: read_fixture says which, on one line
             return load(path, self.secrets)
-        stamp = (st.st_size, st.st_mtime_ns)
+        stamp = _stamp(st)
         cached = self._cache.get(path)
         if cached and cached[0] == stamp:
             return cached[1]
         loaded = load(path, self.secrets)
         self._cache[path] = (stamp, loaded)
         return loaded
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What tells a rewritten fixture: its size, its modification time and its inode (fixtures are
+    written to a new file renamed into place, so a rewrite within the filesystem's clock tick, same
+    size and all, is still another file)."""
+    return st.st_size, st.st_mtime_ns, st.st_ino
