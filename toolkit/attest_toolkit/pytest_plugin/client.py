@@ -141,7 +141,7 @@ class EngineProcess:
         run writes its summary, and `stop` finds it gone."""
         self.lane.close()
         if self.proc.stdin and not self.proc.stdin.closed:
-            with self._lock, contextlib.suppress(OSError):  # it may have exited already
+            with contextlib.suppress(OSError):  # it may have exited already
                 self.proc.stdin.close()
 
     def stop(self) -> None:
