@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ from attest_toolkit.fixtures import document as fx
 from attest_toolkit.normalize import Exchange, Templater
 from attest_toolkit.providers import PROVIDERS
 from attest_toolkit.providers.env import ALL_VARS, KEY_VARS
+from attest_toolkit.pytest_plugin import lane
+from attest_toolkit.pytest_plugin.client import EngineProcess
 
 # Helper modules with asserts, imported by test modules (and loaded as plugins for their fixtures).
 pytest.register_assert_rewrite("github_harness", "s3_server", "image_helpers")
@@ -219,6 +223,20 @@ def calls_file(tmp_path: Path, calls: list[dict]) -> Path:
 
 def agent_cmd(calls: Path) -> list[str]:
     return [sys.executable, str(AGENTS / "calls.py"), str(calls)]
+
+
+@pytest.fixture
+def engine() -> Iterator[EngineProcess]:
+    """`attest-engine serve` started as the pytest helper starts it, its lane included; after the
+    test, the lane's routes are undone and the engine (resumed, if a test stopped it) is stopped."""
+    proc = EngineProcess(env=clean_env())
+    try:
+        yield proc
+    finally:
+        lane.unroute_all()
+        if proc.alive:
+            os.kill(proc.proc.pid, signal.SIGCONT)
+        proc.stop()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -42,16 +41,6 @@ STREAM = [
     for word in ("Hel", "lo", "!")
 ] + ["data: [DONE]\n\n"]
 MESSAGE = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
-
-
-@pytest.fixture
-def engine() -> Iterator[EngineProcess]:
-    proc = EngineProcess(env=clean_env())
-    try:
-        yield proc
-    finally:
-        lane.unroute_all()
-        proc.stop()
 
 
 @pytest.fixture

@@ -4,18 +4,16 @@ from a real engine (`EngineProcess`), on the fast path, the aiohttp path and the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import anthropic
 import boto3
 import httpx
 import openai
-import pytest
 from attest_toolkit.normalize import Exchange
 from attest_toolkit.pytest_plugin import lane
 from attest_toolkit.pytest_plugin.client import EngineProcess
-from conftest import chat_request, chat_response, clean_env, message_response, write_fixture
+from conftest import chat_request, chat_response, message_response, write_fixture
 from google import genai
 from google.genai import types
 
@@ -41,16 +39,6 @@ BEDROCK_COUNTS = {
 def exchange_with(path: str, request: dict, response: dict, headers: dict[str, str]) -> Exchange:
     sent = [("Content-Type", "application/json"), *headers.items(), *NOISE]
     return Exchange("POST", path, "", json.dumps(request).encode(), 200, sent, json.dumps(response).encode())
-
-
-@pytest.fixture
-def engine() -> Iterator[EngineProcess]:
-    proc = EngineProcess(env=clean_env())
-    try:
-        yield proc
-    finally:
-        lane.unroute_all()
-        proc.stop()
 
 
 def session(engine: EngineProcess, fixture: Path) -> dict[str, str]:

@@ -7,6 +7,7 @@ suite of hundreds of tests sharing a fixture pays for it once. Sessions keep onl
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..normalize.served import Sent, Served
 from ..providers import model_of
 from ..tools.declare import check_declared
 from ..tools.match import ToolRecording, load_recording
+from .loaded import Stamp, stamp
 
 
 @dataclass(frozen=True)
@@ -198,17 +200,19 @@ def load(path: Path, secrets: Secrets) -> LoadedFixture:
 
 
 class FixtureStore:
-    """Caches loaded fixtures by path and stamp (`_stamp`); a rewritten fixture is loaded again."""
+    """Caches loaded fixtures by path and stamp (`loaded.stamp`); a rewritten fixture is loaded again.
+    `on_load`: told of each fixture loaded, with its stamp."""
 
     def __init__(self, secrets: Secrets) -> None:
         self.secrets = secrets
-        self._cache: dict[Path, tuple[tuple[int, int, int], LoadedFixture]] = {}
+        self._cache: dict[Path, tuple[Stamp, LoadedFixture]] = {}
+        self.on_load: Callable[[Stamp, LoadedFixture], None] | None = None
 
     def holds(self, path: Path) -> bool:
         """Whether `path` (absolute) is loaded as it is on disk now."""
         cached = self._cache.get(path)
         try:
-            return cached is not None and cached[0] == _stamp(os.stat(path))
+            return cached is not None and cached[0] == stamp(os.stat(path))
         except OSError:
             return False
 
@@ -218,17 +222,12 @@ class FixtureStore:
             st = os.stat(path)
         except OSError:  # missing, a symlink loop, a name too long: read_fixture says which, on one line
             return load(path, self.secrets)
-        stamp = _stamp(st)
+        now = stamp(st)
         cached = self._cache.get(path)
-        if cached and cached[0] == stamp:
+        if cached and cached[0] == now:
             return cached[1]
         loaded = load(path, self.secrets)
-        self._cache[path] = (stamp, loaded)
+        self._cache[path] = (now, loaded)
+        if self.on_load is not None:
+            self.on_load(now, loaded)
         return loaded
-
-
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    """What tells a rewritten fixture: its size, its modification time and its inode (fixtures are
-    written to a new file renamed into place, so a rewrite within the filesystem's clock tick, same
-    size and all, is still another file)."""
-    return st.st_size, st.st_mtime_ns, st.st_ino

@@ -88,6 +88,8 @@ class Lane:
         self.sock.setblocking(False)
         self.secrets = secrets  # what the engine redacts: `.env` in the directory both started in
         self.held: dict[str, HitTable] = {}  # open session -> its hit table
+        # Reads the answers of opens the runner did not wait for (replay.loaded): a table comes with one.
+        self.awaiting: Callable[[str], None] | None = None
         self.tables: dict[str, Table] = {}  # fixture path -> the table the engine handed for it
         self.pid = os.getpid()
         self.lock = threading.Lock()
@@ -130,8 +132,13 @@ class Lane:
     def answer(self, sid: str, sent: Sent) -> Frame | None:
         """The recording that answers `sent` in session `sid`, taken, and the engine told; None when
         the call must go over HTTP."""
+        if self.closed or os.getpid() != self.pid:
+            return None
         table = self.held.get(sid)
-        if table is None or self.closed or os.getpid() != self.pid:
+        if table is None and self.awaiting is not None:
+            self.awaiting(sid)
+            table = self.held.get(sid)
+        if table is None:
             return None
         key = table.table.keys.get(sent)
         computed = key is None

@@ -197,7 +197,9 @@ class ControlPipe:
     thread that hands each line over) makes a round trip one wake-up of the engine instead of three.
     A runner that already knows a session's variables (they differ only by the id) sends the open
     with an id of its own and makes its calls without waiting for the answer; a call naming that id
-    reads the pipe first (SessionTable), so it never overtakes the open."""
+    reads the pipe first (SessionTable), so it never overtakes the open. Such a runner reads the
+    open's answer when it needs it, so answers the pipe has no room for wait in memory, and the
+    engine goes on serving (a session's call over HTTP must not wait behind its own hit table)."""
 
     def __init__(self, app: ReplayApp, fd_in: int, fd_out: int, lane_end: LaneEnd | None = None) -> None:
         self.app, self.fd_in, self.fd_out = app, fd_in, fd_out
@@ -205,14 +207,17 @@ class ControlPipe:
         # (the pytest helper), else this link (the Vitest helper, whose notes come here too).
         self.holder: Holder = lane_end if lane_end is not None else self
         self._pending = b""
+        self._owed = bytearray()  # answers the runner had no room for yet
         self._done = threading.Event()
         self._reading = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting = False  # for room to write what is owed
 
     def run(self, server: BackgroundServer) -> None:
         """Serve control lines until a stop line or the end of input."""
         os.set_blocking(self.fd_in, False)  # read what is there; the loop says when there is more
-        if self.fd_out != self.fd_in:  # a socket both ways stays non-blocking: see _reply
-            os.set_blocking(self.fd_out, True)  # a reply is a short line that the runner reads at once
+        os.set_blocking(self.fd_out, False)  # see _reply
+        self._loop = server.loop
         self.app.sessions.read_pending = self._readable
         self.app.sessions.settle = self.holder.settle
         try:
@@ -270,15 +275,36 @@ class ControlPipe:
         self._readable()
 
     def _reply(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(self.fd_out, view) :]
-            except BlockingIOError:
+        """Write `data` after what is owed; what the runner has no room for is written as it reads."""
+        if self._owed:
+            self._owed += data
+            return
+        self._owed += data
+        self._flush()
+        if not self._owed:
+            return
+        try:
+            assert self._loop is not None
+            self._loop.add_writer(self.fd_out, self._flush)
+            self._waiting = True
+        except PermissionError:  # a file, which epoll refuses: writing it never waits
+            while self._owed:
                 select.select([], [self.fd_out], [])
-            except OSError:  # the runner is gone: nobody is left to answer
-                self._done.set()
+                self._flush()
+
+    def _flush(self) -> None:
+        """Write what is owed, as much as there is room for."""
+        while self._owed:
+            try:
+                del self._owed[: os.write(self.fd_out, self._owed)]
+            except BlockingIOError:
                 return
+            except OSError:  # the runner is gone: nobody is left to answer
+                self._owed.clear()
+                self._done.set()
+        if self._waiting and self._loop is not None:
+            self._waiting = False
+            self._loop.remove_writer(self.fd_out)
 
 
 class LaneEnd:
@@ -313,6 +339,11 @@ class LaneEnd:
         sessions = self.app.sessions
         for sid, position in lane.read_notes(self.received):
             session = dict.get(sessions, sid)  # not `get`, which settles
+            if session is None and sessions.read_pending is not None:
+                # An open the runner did not wait for (replay.loaded): sent before the note, and maybe
+                # not read yet.
+                sessions.read_pending()
+                session = dict.get(sessions, sid)
             if session is not None:
                 session.take_noted(position)
 
@@ -360,6 +391,13 @@ def serve_lane(app: ReplayApp, server: BackgroundServer, fd: str) -> LaneEnd | N
     return server.call(LaneEnd, app, sock, server.loop)
 
 
+def _told(app: ReplayApp, asked: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """`answer`, with what a runner that asks is told of the plain fixtures loaded (replay.loaded)."""
+    if asked.get("plain") is True:
+        answer["plain"] = app.telling.tell(app.plain_env)
+    return answer
+
+
 def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str, Any] | None:
     """One control request, run on the engine's loop thread, and its answer (None for a note);
     `holder`: where the runner that sent it hears of what is taken here."""
@@ -367,6 +405,7 @@ def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str
         request = json.loads(line)
         if "open" in request:
             spec = request["open"]
+            app.telling.asked = app.telling.asked or spec.get("plain") is True
             arguments = {
                 "fixtures": spec["fixtures"],
                 "mode": spec.get("mode", "strict"),
@@ -388,7 +427,7 @@ def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str
             offer = app.aheads.offer(arguments, sid, env, teller) if spec.get("ahead") else None
             if offer is not None:  # the runner opens the next ones like it itself (engine.ahead)
                 reply["ahead"] = offer
-            return reply
+            return _told(app, spec, reply)
         if "took" in request:  # the runner answered a call itself (replay.lane)
             took(app, *request["took"])
             return None
@@ -402,7 +441,7 @@ def control(app: ReplayApp, line: str, holder: Holder | None = None) -> dict[str
         if request["close"] in app.rewritten:
             app.rewritten.discard(request["close"])
             return {"summary": summary, "rewritten": True}
-        return {"summary": summary}
+        return _told(app, request, {"summary": summary})
     except AttestError as exc:
         return {"error": str(exc), "exit_code": exc.exit_code}
     except (ValueError, KeyError, TypeError):

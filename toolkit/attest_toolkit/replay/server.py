@@ -37,7 +37,8 @@ from .ahead import Aheads
 from .fastpath import FastConnections
 from .faults import Fault, parse_faults
 from .google_token import CREDENTIALS_VAR, CredentialFiles, configured
-from .index import FixtureStore, Recording
+from .index import FixtureStore, LoadedFixture, Recording
+from .loaded import Telling
 from .modes import MATCHES, MODES, Match, Mode, in_ci, spelled
 from .read_ahead import ReadAhead
 from .session import Session
@@ -84,6 +85,13 @@ def default_channels() -> list[ChannelFactory]:
     return [ToolReplay]
 
 
+def _wants_google_token(fixture: LoadedFixture) -> bool:
+    """Whether `fixture` holds a call whose SDK wants a Google token (Vertex AI's): only sessions of
+    such fixtures get a credentials file (a file per session, named for it, would cost every other
+    session a write, and the runners their opens without waiting)."""
+    return any(r.provider in GOOGLE_TOKEN for r in fixture.recordings)
+
+
 class ReplayApp:
     """The session table (touched only from the engine's loop thread) and the hits the fast path serves;
     `channels`: the channels beside the model calls, named when the application is built."""
@@ -110,6 +118,8 @@ class ReplayApp:
         self.read_ahead = ReadAhead(self.store, self._load_lock)
         # Vertex AI's SDK wants a Google token even in replay: with none of the user's, the engine's own.
         self.google = None if configured(self.env) else CredentialFiles()
+        self.telling = Telling()  # the plain fixtures loaded, for the runner (replay.loaded)
+        self.store.on_load = lambda now, fixture: self.telling.loaded(now, self._plain(fixture))
 
     def build(self) -> web.Application:
         """The web application behind the fast path, built when a request first needs it."""
@@ -152,19 +162,26 @@ class ReplayApp:
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
-        prefix = f"{self.base_url}/r/{sid}"
-        env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
-        env.update(replay_env(prefix, self.sessions[sid].tool_servers))
-        env.update(listeners.handed_out(self.base_url, self.env))
-        if self.google is not None and self._wants_google_token(sid):
-            env[CREDENTIALS_VAR] = self.google.write(sid, prefix)
+        session = self.sessions[sid]
+        env = self.plain_env(sid, session.tool_servers)
+        if self.google is not None and any(_wants_google_token(f) for f in session.fixtures):
+            env[CREDENTIALS_VAR] = self.google.write(sid, f"{self.base_url}/r/{sid}")
         return env
 
-    def _wants_google_token(self, sid: str) -> bool:
-        """Whether the session's fixtures hold a call whose SDK wants a Google token (Vertex AI's): only
-        those sessions get a credentials file (a file per session, named for it, costs every other
-        session a write and the Vitest helper its open without waiting)."""
-        return any(r.provider in GOOGLE_TOKEN for f in self.sessions[sid].fixtures for r in f.recordings)
+    def plain_env(
+        self, sid: str, tool_servers: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> dict[str, str]:
+        """Session `sid`'s variables but for a Google token's; with no tool servers, those of a session
+        of plain fixtures (`_plain`)."""
+        prefix = f"{self.base_url}/r/{sid}"
+        env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
+        env.update(replay_env(prefix, tool_servers or {}))
+        env.update(listeners.handed_out(self.base_url, self.env))
+        return env
+
+    def _plain(self, fixture: LoadedFixture) -> bool:
+        """Whether a session of `fixture` gets a plain session's variables (replay.loaded)."""
+        return not fixture.tools and not (self.google is not None and _wants_google_token(fixture))
 
     def open_ahead(self, sid: str) -> bool:
         """Open session `sid` from its template (engine.ahead); False when it is not a template's."""
