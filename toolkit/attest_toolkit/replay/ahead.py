@@ -24,12 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .loaded import without_id
+
 PREFIX_HEX = 16
 NONCE_HEX = 16
 TAG_HEX = 16
 ID_HEX = PREFIX_HEX + NONCE_HEX + TAG_HEX
-# Where the id stands in a template's variables (`.../r/<id>/openai/v1`): what the runner substitutes.
-ID_SLOT = "\u0000"
 
 
 def tag(key: bytes, nonce: str) -> str:
@@ -47,12 +47,6 @@ class Template:
     # The runner answers these sessions' hits from the first open's hit table (replay.hits): what
     # tells it of each recording taken here, by session.
     teller: Callable[[str], Callable[[int], None]] | None = None
-
-
-def without_id(env: dict[str, str], sid: str) -> dict[str, str] | None:
-    """`env` with the session's URL id taken out; None when the id shows anywhere else."""
-    kept = {name: value.replace(f"/r/{sid}/", f"/r/{ID_SLOT}/") for name, value in env.items()}
-    return None if any(sid in value for value in kept.values()) else kept
 
 
 class Aheads:

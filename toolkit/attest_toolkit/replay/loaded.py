@@ -22,10 +22,11 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .ahead import ID_SLOT, without_id
-
 Stamp = tuple[int, int, int, int]
 KEPT = 8192  # stamps a runner keeps (an engine reads at most 2,000 fixtures ahead a run)
+# Where the id stands in a session's variables (`.../r/<id>/openai/v1`), kept without it: what a
+# runner substitutes (here, and for the sessions it opens from a template, replay.ahead).
+ID_SLOT = "\u0000"
 
 
 def stamp(st: os.stat_result) -> Stamp:
@@ -35,8 +36,14 @@ def stamp(st: os.stat_result) -> Stamp:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def without_id(env: dict[str, str], sid: str) -> dict[str, str] | None:
+    """`env` with the session's URL id taken out; None when the id shows anywhere else."""
+    kept = {name: value.replace(f"/r/{sid}/", f"/r/{ID_SLOT}/") for name, value in env.items()}
+    return None if any(sid in value for value in kept.values()) else kept
+
+
 def with_id(kept: dict[str, str], sid: str) -> dict[str, str]:
-    """A session's variables from `kept` (`ahead.without_id`)."""
+    """A session's variables from `kept` (`without_id`)."""
     return {name: value.replace(f"/r/{ID_SLOT}/", f"/r/{sid}/") for name, value in kept.items()}
 
 
