@@ -7,7 +7,7 @@ that directory's other fixtures, one between each turn of its loop, so a later t
 fixture loaded. A run of one test reads nothing ahead.
 
 A fixture read ahead is loaded exactly as an open loads it, into the same cache (`FixtureStore`, keyed
-by size, modification time and inode, so a fixture rewritten since is loaded again when opened). One
+by the file's stamp, `loaded.stamp`, so a fixture rewritten since is loaded again when opened). One
 that fails to load is left alone: its open loads it again and fails with the same one-line error.
 Large fixtures are left to their open (one load delays the requests that arrive meanwhile), and a run
 reads at most `MAX_FILES` fixtures or `MAX_BYTES` ahead.
