@@ -1,7 +1,8 @@
 """What starting costs: every pytest run in an environment holding attest loads its plugin, so a run in
 which no test replays must not import the engine client, the SDK patches, fixtures or the report's
-schema; `attest --version` and `attest --help` must not import the commands' implementations. Each
-case runs in a fresh interpreter and lists what it imported (bench/startup.py times them)."""
+schema, and a run that does loads them as Python does, not through pytest's assertion rewriter;
+`attest --version` and `attest --help` must not import the commands' implementations. Each case runs
+in a fresh interpreter and lists what it imported (bench/startup.py times them)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,17 @@ code = pytest.main(["-q", "-p", "attest_toolkit.pytest_plugin", "-p", "no:cachep
 print(json.dumps({"code": int(code), "modules": sorted(sys.modules)}))
 """
 
+# Plugins autoload, attest's from its entry point as in a user's environment; lists the modules pytest's
+# assertion rewriter loaded.
+REWRITTEN_RUN = """
+import json, sys
+import pytest
+code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", *sys.argv[1:]])
+loaders = {name: type(getattr(module, "__loader__", None)).__name__ for name, module in sys.modules.items()}
+rewritten = [name for name, loader in loaders.items() if loader == "AssertionRewritingHook"]
+print(json.dumps({"code": int(code), "modules": sorted(sys.modules), "rewritten": sorted(rewritten)}))
+"""
+
 CLI_RUN = """
 import json, sys
 from attest_toolkit.cli import main
@@ -47,15 +59,20 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def loaded(script: str, *args: str, cwd: Path) -> tuple[int, set[str]]:
-    """The exit code and the modules a fresh interpreter imported running `script`; plugin autoloading
-    is off, so only attest's plugin loads beside pytest's own."""
-    env = clean_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+def run(script: str, *args: str, cwd: Path, autoload: bool = False) -> dict:
+    """What `script` printed last, run in a fresh interpreter; plugin autoloading is off unless asked
+    for, so only attest's plugin loads beside pytest's own."""
+    env = clean_env() if autoload else clean_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     done = subprocess.run(
         [sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded(script: str, *args: str, cwd: Path) -> tuple[int, set[str]]:
+    """The exit code and the modules a fresh interpreter imported running `script`."""
+    result = run(script, *args, cwd=cwd)
     return result["code"], set(result["modules"])
 
 
@@ -85,6 +102,18 @@ def test_a_test_that_asks_for_a_replay_loads_them(project: Path) -> None:
     code, modules = loaded(PYTEST_RUN, "tests", cwd=project)
     assert code == 0
     assert "attest_toolkit.pytest_plugin.client" in modules
+
+
+def test_the_modules_a_replay_loads_are_not_rewritten_by_pytest(project: Path) -> None:
+    """pytest rewrites every module of an installed plugin's distribution, and a fresh CI machine has
+    none of its rewritten bytecode: each run would parse and compile the replay's modules again."""
+    (project / "tests" / "test_replays.py").write_text("def test_replays(attest_replay):\n    pass\n")
+    result = run(REWRITTEN_RUN, "tests", cwd=project, autoload=True)
+    assert result["code"] == 0
+    assert "test_replays" in result["rewritten"]  # the rewriter is on: the test's own module
+    starting = {f"attest_toolkit.{name}" for name in ("pytest_plugin.client", "providers", "normalize")}
+    assert starting <= set(result["modules"])  # what starting the engine for the test loaded
+    assert not starting & set(result["rewritten"])
 
 
 @pytest.mark.parametrize("flag", ["--version", "--help"])

@@ -47,6 +47,21 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pytest first looks each name up among every installed distribution's entry points, at every start."""
     for name in ("options", "vcr"):
         pluginmanager.import_plugin(f"{__name__}.{name}")
+    _not_rewritten(pluginmanager)
+
+
+def _not_rewritten(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The package's modules imported from here on load from the bytecode pip wrote.
+
+    pytest rewrites the asserts of every module in a plugin's distribution, so each run's first import
+    of one (every run, on a fresh CI machine) reads, parses, rewrites and compiles its source again: about
+    0.1 s for the modules a replay loads. Their asserts are the package's own invariants, not a test's.
+    The rewriter's list of marked names is not public: if it changes, the modules are rewritten as before.
+    """
+    marked = getattr(getattr(pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(marked, set):
+        top = __name__.partition(".")[0]
+        marked.difference_update([name for name in marked if name.partition(".")[0] == top])
 
 
 def pytest_configure(config: pytest.Config) -> None:
