@@ -41,7 +41,7 @@ from .index import FixtureStore, LoadedFixture, Recording
 from .loaded import Telling
 from .modes import MATCHES, MODES, Match, Mode, in_ci, spelled
 from .read_ahead import ReadAhead
-from .session import Session
+from .session import Session, tool_servers
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -162,26 +162,30 @@ class ReplayApp:
         return sid, self.session_env(sid)
 
     def session_env(self, sid: str) -> dict[str, str]:
-        session = self.sessions[sid]
-        env = self.plain_env(sid, session.tool_servers)
-        if self.google is not None and any(_wants_google_token(f) for f in session.fixtures):
+        servers, token = self._own_variables(self.sessions[sid].fixtures)
+        env = self.plain_env(sid, servers)
+        if token and self.google is not None:
             env[CREDENTIALS_VAR] = self.google.write(sid, f"{self.base_url}/r/{sid}")
         return env
 
-    def plain_env(
-        self, sid: str, tool_servers: Mapping[str, Mapping[str, Any]] | None = None
-    ) -> dict[str, str]:
+    def _own_variables(self, fixtures: Sequence[LoadedFixture]) -> tuple[dict[str, Any], bool]:
+        """What sets the variables of a session of `fixtures` apart from a plain session's: the tool
+        servers they declare, and whether it gets a Google token file."""
+        token = self.google is not None and any(_wants_google_token(f) for f in fixtures)
+        return tool_servers(fixtures), token
+
+    def plain_env(self, sid: str, servers: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
         """Session `sid`'s variables but for a Google token's; with no tool servers, those of a session
         of plain fixtures (`_plain`)."""
         prefix = f"{self.base_url}/r/{sid}"
         env = {**proxy_env(prefix), **placeholder_credentials(self.env, PLACEHOLDER_KEY)}
-        env.update(replay_env(prefix, tool_servers or {}))
+        env.update(replay_env(prefix, servers or {}))
         env.update(listeners.handed_out(self.base_url, self.env))
         return env
 
     def _plain(self, fixture: LoadedFixture) -> bool:
         """Whether a session of `fixture` gets a plain session's variables (replay.loaded)."""
-        return not fixture.tools and not (self.google is not None and _wants_google_token(fixture))
+        return self._own_variables([fixture]) == ({}, False)
 
     def open_ahead(self, sid: str) -> bool:
         """Open session `sid` from its template (engine.ahead); False when it is not a template's."""

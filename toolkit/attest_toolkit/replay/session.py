@@ -42,6 +42,11 @@ class Counters:
     keys: list[str] = field(default_factory=list)
 
 
+def tool_servers(fixtures: Sequence[LoadedFixture]) -> dict[str, Any]:
+    """The tool servers `fixtures` declare, by name (a later fixture's declaration wins)."""
+    return {name: decl for f in fixtures for name, decl in f.tools.items()}
+
+
 class Session:
     def __init__(
         self,
@@ -78,7 +83,7 @@ class Session:
         self.counters = Counters()
         self.faults = SessionFaults(faults)  # what its model requests meet (replay.faults)
         self.tools = ToolChannel(tuple(r for f in fixtures for r in f.tool_recordings))
-        self.tool_servers = {name: decl for f in fixtures for name, decl in f.tools.items()}
+        self.tool_servers = tool_servers(fixtures)
         # Ignore rules by fixture: the fixture's own, then the run's (a marker's, the policy's).
         self._rules = {f.name: f.rules + rules for f in fixtures if f.rules or rules}
         self._masked: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}  # position -> its masked hashes
