@@ -157,7 +157,8 @@ function claimLink(dir) {
         idle: () => socket.unref(),
     };
 }
-// Where a session's id stands in a template's variables (`.../r/<id>/openai/v1`); the engine's own.
+// Where a session's id stands in the template variables kept here (`.../r/<id>/openai/v1`): a character no
+// URL holds. Only this file reads it; the engine keeps its own templates.
 const ID_SLOT = "\u0000";
 export class WorkerEngine {
     environment;
