@@ -61,19 +61,42 @@ def test_serve_starts_without_typer_and_serves_sessions(fixtures_dir: Path) -> N
     assert not {m for m in modules if m.split(".")[0] in ("typer", "click")}
 
 
+def imported_around_ready() -> tuple[set[str], set[str]]:
+    """The modules `serve` imported before its ready line and after it, until it read a stop line
+    waiting on its input: its import lines and the ready line share one pipe, in the order written."""
+    done = subprocess.run(
+        [ENGINE, "serve"],
+        input="stop\n",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=clean_env(PYTHONPROFILEIMPORTTIME="1"),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout
+    before, ready, after = done.stdout.partition('{"ready"')
+    assert ready
+    return imported(before), imported(after)
+
+
 def test_the_engine_is_ready_without_what_only_some_calls_need() -> None:
     # The engine's start is on every test run's critical path: orjson (and the uuid and platform it
     # imports) waits for the first key the engine computes itself, the guard's host lists for a call
     # around the replay, the temporary folder for a Vertex AI session's token file, difflib for a miss's
     # hints, datetime and secrets for recording.
-    proc = start("serve")
-    assert proc.stdout is not None and "ready" in json.loads(proc.stdout.readline())
-    _, stderr = proc.communicate("stop\n", timeout=30)
-    modules = imported(stderr)
+    modules, _ = imported_around_ready()
     assert "attest_toolkit.replay.runner" in modules
     later = {"orjson", "uuid", "platform", "tempfile", "difflib", "datetime", "secrets"}
-    later |= {"attest_toolkit.guard", "attest_toolkit.replay.bypass"}
+    later |= {"attest_toolkit.guard", "attest_toolkit.replay.bypass", "jsonschema_rs"}
     assert later.isdisjoint(modules)
+
+
+def test_once_ready_the_engine_prepares_reading_a_fixture_before_any_open() -> None:
+    # A fixture's first read compiles the schema's validator (about 10 ms): done while the runner
+    # collects its tests, not in its first test's open.
+    before, after = imported_around_ready()
+    assert "jsonschema_rs" not in before
+    assert "jsonschema_rs" in after
 
 
 @pytest.mark.parametrize("given", ["nothing (/dev/null)", "a file of control lines"])

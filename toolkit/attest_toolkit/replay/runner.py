@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..errors import AttestError, UsageError
-from ..fixtures.document import fixture_path
+from ..fixtures.document import fixture_path, prepare_reading
 from ..proxy.background import BackgroundServer
 from . import lane
 from .fastpath import answer_call
@@ -128,8 +128,7 @@ def serve_control(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> N
     lane_fd = os.environ.pop(lane.FD_VAR, "")  # before the engine copies the environment for its children
     with Engine() as engine:
         lane_end = serve_lane(engine.app, engine.server, lane_fd)
-        stdout.write(_ready_line(engine, lane_end is not None))
-        stdout.flush()
+        _ready(engine, stdout, lane_end is not None)
         ControlPipe(engine.app, stdin.fileno(), stdout.fileno(), lane_end).run(engine.server)
 
 
@@ -143,8 +142,7 @@ def serve_claimed(
     It ends when that connection ends, or when its own input ends (its runner ended), claimed or not.
     `listener` is bound to PATH and listening (replay.__main__.serve_socket)."""
     with Engine() as engine, listener:
-        stdout.write(_ready_line(engine, False))
-        stdout.flush()
+        _ready(engine, stdout, False)
         conn = _claim(listener, stdin.fileno())
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -156,6 +154,14 @@ def serve_claimed(
             pipe = ControlPipe(engine.app, conn.fileno(), conn.fileno())
             threading.Thread(target=_until_end, args=(stdin.fileno(), pipe.end), daemon=True).start()
             pipe.run(engine.server)
+
+
+def _ready(engine: Engine, stdout: IO[str], has_lane: bool) -> None:
+    """Say the engine is ready, then prepare what a first open needs while the runner still collects its
+    tests, not in its first test's open (a line that comes meanwhile is read after it)."""
+    stdout.write(_ready_line(engine, has_lane))
+    stdout.flush()
+    engine.server.loop.call_soon_threadsafe(prepare_reading)
 
 
 def _ready_line(engine: Engine, has_lane: bool) -> str:
